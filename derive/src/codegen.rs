@@ -1,0 +1,454 @@
+//! Code generation for the three derives.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{GenericParam, Generics, Lifetime, LifetimeParam, parse_quote};
+
+use crate::model::{Field, FieldSet, Input, Shape};
+
+/// Adds `bound` to every type parameter.
+fn bounded(generics: &Generics, bound: TokenStream) -> Generics {
+    let mut generics = generics.clone();
+    for param in &mut generics.params {
+        if let GenericParam::Type(ty) = param {
+            ty.bounds.push(parse_quote!(#bound));
+        }
+    }
+    generics
+}
+
+fn sum_const(fields: &[Field], konst: TokenStream) -> TokenStream {
+    let tys = fields.iter().map(|f| &f.ty);
+    quote! {{
+        let __total = ::core::option::Option::Some(0usize);
+        #(let __total = ::zao::__private::size::add(__total, <#tys as ::zao::Encode>::#konst);)*
+        __total
+    }}
+}
+
+fn fields_len(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> TokenStream {
+    let access = fields.iter().map(access);
+    quote!(0usize #( + ::zao::Encode::encoded_len(#access) )*)
+}
+
+fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> TokenStream {
+    let access = fields.iter().map(access);
+    quote!(#( ::zao::Encode::encode_to(#access, __w); )*)
+}
+
+fn self_access(f: &Field) -> TokenStream {
+    let member = &f.member;
+    quote!(&self.#member)
+}
+
+fn binding_access(f: &Field) -> TokenStream {
+    let binding = &f.binding;
+    quote!(#binding)
+}
+
+pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
+    let ident = &input.ident;
+    let generics = bounded(&input.generics, quote!(::zao::Encode));
+    let (impl_g, ty_g, where_c) = generics.split_for_impl();
+    let body = match &input.shape {
+        Shape::Struct(set) => encode_struct(input, set),
+        Shape::Enum(variants) => {
+            // Fixed only when every variant has the same fixed size.
+            let mut sizes = variants
+                .iter()
+                .map(|v| variant_size(v.tag, &v.fields.fields, quote!(FIXED_SIZE)));
+            let fixed = match sizes.next() {
+                Some(first) => quote! {{
+                    let __size = #first;
+                    #(let __size = ::zao::__private::size::same(__size, #sizes);)*
+                    __size
+                }},
+                None => quote!(::core::option::Option::None),
+            };
+            let max = variants
+                .iter()
+                .map(|v| variant_size(v.tag, &v.fields.fields, quote!(MAX_SIZE)));
+            let (len_arms, encode_arms): (Vec<_>, Vec<_>) = variants
+                .iter()
+                .map(|v| {
+                    let vident = &v.ident;
+                    let pattern = v.fields.pattern();
+                    let tag = v.tag;
+                    let len = fields_len(&v.fields.fields, binding_access);
+                    let enc = fields_encode(&v.fields.fields, binding_access);
+                    (
+                        quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,),
+                        quote!(Self::#vident #pattern => { __w.put_varint(#tag as u64); #enc }),
+                    )
+                })
+                .unzip();
+            quote! {
+                const FIXED_SIZE: ::core::option::Option<usize> = #fixed;
+                const MAX_SIZE: ::core::option::Option<usize> = {
+                    let __size = ::core::option::Option::Some(0usize);
+                    #(let __size = ::zao::__private::size::max(__size, #max);)*
+                    __size
+                };
+
+                #[inline]
+                fn encoded_len(&self) -> usize {
+                    #[allow(unused_variables)]
+                    match self { #(#len_arms)* }
+                }
+
+                #[inline]
+                fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+                    #[allow(unused_variables)]
+                    match self { #(#encode_arms)* }
+                }
+            }
+        }
+    };
+    let schema = schema(input);
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_g ::zao::Encode for #ident #ty_g #where_c {
+            #body
+        }
+        #schema
+    })
+}
+
+fn variant_size(tag: u32, fields: &[Field], konst: TokenStream) -> TokenStream {
+    let sum = sum_const(fields, konst);
+    quote!(::zao::__private::size::add(::core::option::Option::Some(::zao::varint_len(#tag as u64)), #sum))
+}
+
+fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
+    let fields = &set.fields;
+    let fixed = sum_const(fields, quote!(FIXED_SIZE));
+    let max = sum_const(fields, quote!(MAX_SIZE));
+    let len = fields_len(fields, self_access);
+    let enc = fields_encode(fields, self_access);
+    if input.attrs.tolerant {
+        return quote! {
+            const FIXED_SIZE: ::core::option::Option<usize> = match #fixed {
+                ::core::option::Option::Some(__body) => ::core::option::Option::Some(::zao::varint_len(__body as u64) + __body),
+                ::core::option::Option::None => ::core::option::Option::None,
+            };
+            const MAX_SIZE: ::core::option::Option<usize> = match #max {
+                ::core::option::Option::Some(__body) => ::core::option::Option::Some(::zao::varint_len(__body as u64) + __body),
+                ::core::option::Option::None => ::core::option::Option::None,
+            };
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                let __body = #len;
+                ::zao::varint_len(__body as u64) + __body
+            }
+
+            #[inline]
+            fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+                __w.put_len(#len);
+                #enc
+            }
+        };
+    }
+    if input.attrs.blittable {
+        let ident = &input.ident;
+        let tys = fields.iter().map(|f| &f.ty);
+        let msg = format!(
+            "`{ident}` is `#[zao(blittable)]` but has padding: its size is not the sum of its fields"
+        );
+        return quote! {
+            const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(::core::mem::size_of::<Self>());
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                ::core::mem::size_of::<Self>()
+            }
+
+            #[inline]
+            fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+                const _: () = ::core::assert!(
+                    ::core::mem::size_of::<#ident>() == 0usize #( + ::core::mem::size_of::<#tys>() )*,
+                    #msg
+                );
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::encode_blit(self, __w);
+                } else {
+                    #enc
+                }
+            }
+
+            #[inline]
+            fn encode_slice(__items: &[Self], __w: &mut ::zao::Writer<'_>) {
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::encode_blit_slice(__items, __w);
+                } else {
+                    for __item in __items {
+                        ::zao::Encode::encode_to(__item, __w);
+                    }
+                }
+            }
+        };
+    }
+    quote! {
+        const FIXED_SIZE: ::core::option::Option<usize> = #fixed;
+        const MAX_SIZE: ::core::option::Option<usize> = #max;
+
+        #[inline]
+        fn encoded_len(&self) -> usize {
+            if let ::core::option::Option::Some(__size) = <Self as ::zao::Encode>::FIXED_SIZE {
+                return __size;
+            }
+            #len
+        }
+
+        #[inline]
+        fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+            #enc
+        }
+    }
+}
+
+fn schema(input: &Input) -> TokenStream {
+    let ident = &input.ident;
+    let generics = bounded(&input.generics, quote!(::zao::Schema));
+    let (impl_g, ty_g, where_c) = generics.split_for_impl();
+    let mix_fields = |fields: &[Field]| {
+        let names = fields.iter().map(|f| &f.name);
+        let tys = fields.iter().map(|f| &f.ty);
+        quote! {
+            #(
+                let __h = ::zao::__private::schema::mix_str(__h, #names);
+                let __h = ::zao::__private::schema::mix_u64(__h, <#tys as ::zao::Schema>::FINGERPRINT);
+            )*
+        }
+    };
+    let body = match &input.shape {
+        Shape::Struct(set) => {
+            let kind = if input.attrs.tolerant {
+                "tolerant"
+            } else {
+                "struct"
+            };
+            let mix = mix_fields(&set.fields);
+            quote! {
+                let __h = ::zao::__private::schema::leaf(#kind);
+                #mix
+                __h
+            }
+        }
+        Shape::Enum(variants) => {
+            let parts = variants.iter().map(|v| {
+                let name = v.ident.to_string();
+                let tag = v.tag;
+                let mix = mix_fields(&v.fields.fields);
+                quote! {
+                    let __h = ::zao::__private::schema::mix_str(__h, #name);
+                    let __h = ::zao::__private::schema::mix_u64(__h, #tag as u64);
+                    #mix
+                }
+            });
+            quote! {
+                let __h = ::zao::__private::schema::leaf("enum");
+                #(#parts)*
+                __h
+            }
+        }
+    };
+    quote! {
+        #[automatically_derived]
+        impl #impl_g ::zao::Schema for #ident #ty_g #where_c {
+            const FINGERPRINT: u64 = { #body };
+        }
+    }
+}
+
+pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
+    let ident = &input.ident;
+    let (_, ty_g, _) = input.generics.split_for_impl();
+    // A fresh input lifetime that outlives every lifetime of the type, so
+    // borrowed fields (`&'a str`) decode straight from the input.
+    let de = Lifetime::new("'__de", proc_macro2::Span::call_site());
+    let mut generics = bounded(&input.generics, quote!(::zao::Decode<'__de>));
+    let mut de_param = LifetimeParam::new(de.clone());
+    de_param
+        .bounds
+        .extend(input.generics.lifetimes().map(|l| l.lifetime.clone()));
+    generics.params.insert(0, GenericParam::Lifetime(de_param));
+    let (impl_g, _, where_c) = generics.split_for_impl();
+
+    let body = match &input.shape {
+        Shape::Struct(set) => decode_struct(input, set),
+        Shape::Enum(variants) => {
+            let arms = variants.iter().map(|v| {
+                let vident = &v.ident;
+                let tag = v.tag;
+                let exprs: Vec<_> = v
+                    .fields
+                    .fields
+                    .iter()
+                    .map(|_| quote!(::zao::Decode::decode_from(__r)?))
+                    .collect();
+                let built = v.fields.construct(&exprs);
+                quote!(#tag => ::core::result::Result::Ok(Self::#vident #built),)
+            });
+            quote! {
+                const MIN_SIZE: usize = 1;
+
+                #[inline]
+                fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+                    match __r.get_varint_u32()? {
+                        #(#arms)*
+                        _ => ::core::result::Result::Err(::zao::DecodeError::InvalidTag),
+                    }
+                }
+            }
+        }
+    };
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_g ::zao::Decode<'__de> for #ident #ty_g #where_c {
+            #body
+        }
+    })
+}
+
+fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
+    let fields = &set.fields;
+    let tys: Vec<_> = fields.iter().map(|f| &f.ty).collect();
+    let members: Vec<_> = fields.iter().map(|f| &f.member).collect();
+    let min = quote!(0usize #( .saturating_add(<#tys as ::zao::Decode<'__de>>::MIN_SIZE) )*);
+    if input.attrs.tolerant {
+        let exprs: Vec<_> = fields
+            .iter()
+            .map(|_| {
+                quote! {
+                    if __body.is_empty() {
+                        ::core::default::Default::default()
+                    } else {
+                        ::zao::Decode::decode_from(&mut __body)?
+                    }
+                }
+            })
+            .collect();
+        let built = set.construct(&exprs);
+        return quote! {
+            const MIN_SIZE: usize = 1;
+
+            #[inline]
+            fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+                let mut __body = __r.split_body()?;
+                let __value = Self #built;
+                __r.join(__body);
+                ::core::result::Result::Ok(__value)
+            }
+
+            #[inline]
+            fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+                let mut __body = __r.split_body()?;
+                #(
+                    if __body.is_empty() {
+                        self.#members = ::core::default::Default::default();
+                    } else {
+                        ::zao::Decode::decode_in_place_from(&mut self.#members, &mut __body)?;
+                    }
+                )*
+                __r.join(__body);
+                ::core::result::Result::Ok(())
+            }
+        };
+    }
+    let exprs: Vec<_> = fields
+        .iter()
+        .map(|_| quote!(::zao::Decode::decode_from(__r)?))
+        .collect();
+    let built = set.construct(&exprs);
+    if input.attrs.blittable {
+        let ident = &input.ident;
+        return quote! {
+            const MIN_SIZE: usize = ::core::mem::size_of::<Self>();
+
+            #[inline]
+            fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+                // The derive only compiles for a zerocopy-blittable type.
+                fn __zao_assert_blittable<T: ::zao::__private::zerocopy::IntoBytes
+                    + ::zao::__private::zerocopy::FromBytes
+                    + ::zao::__private::zerocopy::Immutable
+                    + ::zao::__private::zerocopy::KnownLayout>() {}
+                let _ = __zao_assert_blittable::<#ident>;
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::decode_blit(__r)
+                } else {
+                    ::core::result::Result::Ok(Self #built)
+                }
+            }
+
+            #[inline]
+            fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+                *self = <Self as ::zao::Decode<'__de>>::decode_from(__r)?;
+                ::core::result::Result::Ok(())
+            }
+
+            #[inline]
+            fn decode_slice_in_place(__items: &mut [Self], __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::decode_blit_slice(__items, __r)
+                } else {
+                    for __item in __items {
+                        ::zao::Decode::decode_in_place_from(__item, __r)?;
+                    }
+                    ::core::result::Result::Ok(())
+                }
+            }
+
+            #[inline]
+            fn decode_vec_in_place(
+                __vec: &mut ::std::vec::Vec<Self>,
+                __count: usize,
+                __r: &mut ::zao::Reader<'__de>,
+            ) -> ::core::result::Result<(), ::zao::DecodeError> {
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::decode_blit_vec(__vec, __count, __r)
+                } else {
+                    __vec.clear();
+                    for _ in 0..__count {
+                        __vec.push(<Self as ::zao::Decode<'__de>>::decode_from(__r)?);
+                    }
+                    ::core::result::Result::Ok(())
+                }
+            }
+        };
+    }
+    quote! {
+        const MIN_SIZE: usize = #min;
+
+        #[inline]
+        fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+            ::core::result::Result::Ok(Self #built)
+        }
+
+        #[inline]
+        fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+            #( ::zao::Decode::decode_in_place_from(&mut self.#members, __r)?; )*
+            ::core::result::Result::Ok(())
+        }
+    }
+}
+
+pub(crate) fn message(input: &Input) -> syn::Result<TokenStream> {
+    let ident = &input.ident;
+    let Some(id) = &input.attrs.id else {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "#[derive(Message)] needs a stable message id: add #[zao(id = N)]",
+        ));
+    };
+    let id: u32 = id.base10_parse()?;
+    let name = ident.to_string();
+    let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_g ::zao::Message for #ident #ty_g #where_c {
+            const ID: u32 = #id;
+            const NAME: &'static str = #name;
+        }
+    })
+}

@@ -1,0 +1,158 @@
+//! The derive input, reduced to what code generation needs.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Fields, Ident, Member, Result, Type};
+
+use crate::attr::{ContainerAttrs, variant_tag};
+
+/// One field of a struct or variant.
+pub(crate) struct Field {
+    /// `self.<member>` for structs.
+    pub(crate) member: Member,
+    /// The field's name for the fingerprint (`"0"` for tuple fields).
+    pub(crate) name: String,
+    pub(crate) ty: Type,
+    /// Local name when bound in a pattern.
+    pub(crate) binding: Ident,
+}
+
+/// Named, tuple or unit fields.
+pub(crate) struct FieldSet {
+    pub(crate) fields: Vec<Field>,
+    style: Style,
+}
+
+#[derive(Clone, Copy)]
+enum Style {
+    Named,
+    Tuple,
+    Unit,
+}
+
+pub(crate) struct Variant {
+    pub(crate) ident: Ident,
+    pub(crate) tag: u32,
+    pub(crate) fields: FieldSet,
+}
+
+pub(crate) enum Shape {
+    Struct(FieldSet),
+    Enum(Vec<Variant>),
+}
+
+pub(crate) struct Input {
+    pub(crate) ident: Ident,
+    pub(crate) generics: syn::Generics,
+    pub(crate) attrs: ContainerAttrs,
+    pub(crate) shape: Shape,
+}
+
+impl Input {
+    pub(crate) fn parse(input: &DeriveInput) -> Result<Self> {
+        let attrs = ContainerAttrs::parse(&input.attrs)?;
+        let shape = match &input.data {
+            Data::Struct(data) => Shape::Struct(FieldSet::new(&data.fields)),
+            Data::Enum(data) => {
+                if attrs.blittable || attrs.tolerant {
+                    return Err(syn::Error::new_spanned(
+                        &input.ident,
+                        "`blittable` and `tolerant` apply to structs only",
+                    ));
+                }
+                let mut variants = Vec::new();
+                for v in &data.variants {
+                    let tag = variant_tag(v)?;
+                    if variants.iter().any(|seen: &Variant| seen.tag == tag) {
+                        return Err(syn::Error::new_spanned(
+                            v,
+                            format!("wire tag {tag} is used twice"),
+                        ));
+                    }
+                    variants.push(Variant {
+                        ident: v.ident.clone(),
+                        tag,
+                        fields: FieldSet::new(&v.fields),
+                    });
+                }
+                Shape::Enum(variants)
+            }
+            Data::Union(_) => {
+                return Err(syn::Error::new_spanned(
+                    &input.ident,
+                    "zao cannot derive for unions",
+                ));
+            }
+        };
+        if attrs.blittable && !input.generics.params.is_empty() {
+            return Err(syn::Error::new_spanned(
+                &input.generics,
+                "a `blittable` type cannot be generic",
+            ));
+        }
+        Ok(Self {
+            ident: input.ident.clone(),
+            generics: input.generics.clone(),
+            attrs,
+            shape,
+        })
+    }
+}
+
+impl FieldSet {
+    fn new(fields: &Fields) -> Self {
+        let style = match fields {
+            Fields::Named(_) => Style::Named,
+            Fields::Unnamed(_) => Style::Tuple,
+            Fields::Unit => Style::Unit,
+        };
+        let fields = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match &f.ident {
+                Some(ident) => Field {
+                    member: Member::Named(ident.clone()),
+                    name: ident.to_string(),
+                    ty: f.ty.clone(),
+                    binding: format_ident!("__zao_{}", ident),
+                },
+                None => Field {
+                    member: Member::Unnamed(syn::Index {
+                        index: i as u32,
+                        span: Span::call_site(),
+                    }),
+                    name: i.to_string(),
+                    ty: f.ty.clone(),
+                    binding: format_ident!("__zao_{}", i),
+                },
+            })
+            .collect();
+        Self { fields, style }
+    }
+
+    /// `{ a: __zao_a, .. }`, `(__zao_0, ..)` or nothing: destructures the
+    /// fields into their bindings, or builds from expressions of that name.
+    pub(crate) fn pattern(&self) -> TokenStream {
+        let bindings = self.fields.iter().map(|f| &f.binding);
+        match self.style {
+            Style::Named => {
+                let members = self.fields.iter().map(|f| &f.member);
+                quote!({ #(#members: #bindings),* })
+            }
+            Style::Tuple => quote!(( #(#bindings),* )),
+            Style::Unit => quote!(),
+        }
+    }
+
+    /// Builds the struct or variant from one expression per field.
+    pub(crate) fn construct(&self, exprs: &[TokenStream]) -> TokenStream {
+        match self.style {
+            Style::Named => {
+                let members = self.fields.iter().map(|f| &f.member);
+                quote!({ #(#members: #exprs),* })
+            }
+            Style::Tuple => quote!(( #(#exprs),* )),
+            Style::Unit => quote!(),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Zao's reference game protocol: one message type per tier.
+//!
+//! These types use only zao's public API; they are the dog-food test of that
+//! API, the subjects of the golden wire vectors in `assets/golden/`, of the
+//! benchmarks and of the examples.
+//!
+//! | message | id | tier | wire size (body) |
+//! |---|---|---|---|
+//! | [`PlayerMoved`] | 1 | 0 blittable | 16 bytes |
+//! | [`PlayerInput`] | 2 | 1 fixed | 15 bytes |
+//! | [`SpawnEntity`] / [`SpawnEntityRef`] | 3 | 2 bounded | 35 + name bytes (name < 128 bytes) |
+//! | [`WorldSnapshot`] | 4 | 3 collection | 4 + varint(n) + 16·n: 517 for 32 players, 16 390 for 1024 |
+//! | [`Inventory`] | 5 | 3 map | 4 + varint(n) + 13·n: 1 670 for 128 slots |
+//!
+//! A message on the wire is its id as a varint, then the body
+//! ([`zao::encode_message`]); [`GameMessage`] decodes any of them by id.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod buttons;
+pub mod samples;
+
+use std::collections::HashMap;
+
+use glam::{Quat, Vec2, Vec3};
+use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zao::{Decode, DecodeError, Encode, EncodeError, Message};
+
+pub use buttons::Buttons;
+
+/// A player's entity moved. Tier 0: its wire form is its memory image,
+/// exactly 16 bytes, one copy each way.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Encode,
+    Decode,
+    Message,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+)]
+#[zerocopy(crate = "zao::zerocopy")]
+#[zao(blittable, id = 1)]
+#[repr(C)]
+pub struct PlayerMoved {
+    /// The entity that moved.
+    pub entity: u32,
+    /// Its new position.
+    pub position: Vec3,
+}
+
+/// How a player stands. Tier 1: one tag byte, checked on decode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Encode, Decode)]
+#[repr(u8)]
+pub enum Stance {
+    /// Upright.
+    #[default]
+    Standing = 0,
+    /// Crouched.
+    Crouching = 1,
+    /// Lying down.
+    Prone = 2,
+}
+
+/// One tick of a player's input. Tier 1: fixed size (15 bytes), but not
+/// every bit pattern is valid (unknown button bits, stance tags), so decode
+/// checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(id = 2)]
+pub struct PlayerInput {
+    /// The client tick this input belongs to.
+    pub tick: u32,
+    /// Buttons held.
+    pub buttons: Buttons,
+    /// Aim direction.
+    pub aim: Vec2,
+    /// Stance.
+    pub stance: Stance,
+}
+
+/// The server spawned an entity. Tier 2: fixed fields, then a string.
+/// Wire size 35 bytes plus the name and its varint length.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(id = 3)]
+pub struct SpawnEntity {
+    /// The new entity.
+    pub entity: u32,
+    /// Which prefab to instantiate.
+    pub prefab: u16,
+    /// Where.
+    pub position: Vec3,
+    /// Facing.
+    pub rotation: Quat,
+    /// Display name.
+    pub name: String,
+}
+
+/// [`SpawnEntity`] decoded without copying: `name` borrows from the input.
+/// Same id, same wire form, same fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode, Message)]
+#[zao(id = 3)]
+pub struct SpawnEntityRef<'a> {
+    /// The new entity.
+    pub entity: u32,
+    /// Which prefab to instantiate.
+    pub prefab: u16,
+    /// Where.
+    pub position: Vec3,
+    /// Facing.
+    pub rotation: Quat,
+    /// Display name, borrowed from the input.
+    pub name: &'a str,
+}
+
+impl SpawnEntityRef<'_> {
+    /// An owned copy.
+    #[must_use]
+    pub fn to_owned(&self) -> SpawnEntity {
+        SpawnEntity {
+            entity: self.entity,
+            prefab: self.prefab,
+            position: self.position,
+            rotation: self.rotation,
+            name: self.name.to_owned(),
+        }
+    }
+}
+
+/// One player's state in a snapshot. Blittable: 16 bytes.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Encode,
+    Decode,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+)]
+#[zerocopy(crate = "zao::zerocopy")]
+#[zao(blittable)]
+#[repr(C)]
+pub struct PlayerState {
+    /// The player's entity.
+    pub entity: u32,
+    /// Its position.
+    pub position: Vec3,
+}
+
+/// Every player's state at a tick. Tier 3: the player run is one copy each
+/// way. 4 + varint(n) + 16·n bytes: 517 for 32 players, 16 390 for 1024.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(id = 4)]
+pub struct WorldSnapshot {
+    /// Server tick.
+    pub tick: u32,
+    /// The players.
+    pub players: Vec<PlayerState>,
+}
+
+/// A stack of items in one inventory slot. Tier 1: 9 bytes (not blittable:
+/// `repr(C)` would pad it to 12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Encode, Decode)]
+pub struct ItemStack {
+    /// Item type.
+    pub item: u32,
+    /// How many.
+    pub count: u16,
+    /// Wear left.
+    pub durability: u16,
+    /// Game-defined flags.
+    pub flags: u8,
+}
+
+/// A player's inventory. Tier 3 map: 4 + varint(n) + 13·n bytes.
+///
+/// Slots go out in the map's iteration order; a decoder takes any order and
+/// refuses a repeated slot.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(id = 5)]
+pub struct Inventory {
+    /// Owning entity.
+    pub owner: u32,
+    /// Slot index to stack.
+    pub slots: HashMap<u32, ItemStack>,
+}
+
+/// Any reference message, decoded by its id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GameMessage {
+    /// [`PlayerMoved`].
+    PlayerMoved(PlayerMoved),
+    /// [`PlayerInput`].
+    PlayerInput(PlayerInput),
+    /// [`SpawnEntity`].
+    SpawnEntity(SpawnEntity),
+    /// [`WorldSnapshot`].
+    WorldSnapshot(WorldSnapshot),
+    /// [`Inventory`].
+    Inventory(Inventory),
+}
+
+impl GameMessage {
+    /// Decodes one framed message (`id + body`).
+    ///
+    /// # Errors
+    /// [`DecodeError::UnknownMessage`] for an id not in this protocol, or any
+    /// error of the body.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let (id, body) = zao::split_message(bytes)?;
+        Ok(match id {
+            PlayerMoved::ID => Self::PlayerMoved(PlayerMoved::decode(body)?),
+            PlayerInput::ID => Self::PlayerInput(PlayerInput::decode(body)?),
+            SpawnEntity::ID => Self::SpawnEntity(SpawnEntity::decode(body)?),
+            WorldSnapshot::ID => Self::WorldSnapshot(WorldSnapshot::decode(body)?),
+            Inventory::ID => Self::Inventory(Inventory::decode(body)?),
+            unknown => return Err(DecodeError::UnknownMessage(unknown)),
+        })
+    }
+
+    /// Writes the message framed (`id + body`) into `buf`.
+    ///
+    /// # Errors
+    /// [`EncodeError`] if `buf` is too small.
+    pub fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        match self {
+            Self::PlayerMoved(m) => zao::encode_message(m, buf),
+            Self::PlayerInput(m) => zao::encode_message(m, buf),
+            Self::SpawnEntity(m) => zao::encode_message(m, buf),
+            Self::WorldSnapshot(m) => zao::encode_message(m, buf),
+            Self::Inventory(m) => zao::encode_message(m, buf),
+        }
+    }
+
+    /// Bytes [`encode`](Self::encode) writes.
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Self::PlayerMoved(m) => zao::message_len(m),
+            Self::PlayerInput(m) => zao::message_len(m),
+            Self::SpawnEntity(m) => zao::message_len(m),
+            Self::WorldSnapshot(m) => zao::message_len(m),
+            Self::Inventory(m) => zao::message_len(m),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! # Zao: game networking messages
+//!
+//! Zao encodes game messages straight into buffers you own and decodes them
+//! from untrusted bytes without panicking. Message types come in tiers, from
+//! a 16-byte blittable `PlayerMoved` that is one copy each way, to snapshots
+//! and inventories whose collections are checked against limits before a
+//! byte is allocated.
+//!
+//! ## Quick start
+//!
+//! ```
+//! use zao::{Decode, Encode, Message};
+//!
+//! #[derive(Debug, PartialEq, Encode, Decode, Message)]
+//! #[zao(id = 7)]
+//! struct Chat {
+//!     from: u32,
+//!     text: String,
+//! }
+//!
+//! let msg = Chat { from: 42, text: "gg".into() };
+//!
+//! // Encode into a buffer you own: the size is known up front and checked once.
+//! let mut buf = [0u8; 64];
+//! let n = msg.encode(&mut buf)?;
+//! assert_eq!(n, msg.encoded_len());
+//! assert_eq!(&buf[..n], &[42, 0, 0, 0, 2, b'g', b'g']);
+//!
+//! // Decode: the whole input must be one value.
+//! assert_eq!(Chat::decode(&buf[..n])?, msg);
+//!
+//! // Decode into a value you keep, reusing its String capacity.
+//! let mut last = Chat { from: 0, text: String::with_capacity(64) };
+//! last.decode_in_place(&buf[..n])?;
+//! assert_eq!(last, msg);
+//!
+//! // Hostile bytes are errors, never panics.
+//! assert!(Chat::decode(&[42, 0, 0, 0, 200]).is_err());
+//!
+//! // As a message on the wire: id (varint) + body.
+//! let n = zao::encode_message(&msg, &mut buf)?;
+//! assert_eq!(buf[0], 7);
+//! assert_eq!(zao::decode_message::<Chat>(&buf[..n])?, msg);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## The tiers
+//!
+//! | tier | what | encode | decode |
+//! |---|---|---|---|
+//! | 0 blittable | `#[repr(C)]` plain data, no padding | one copy | one copy, no validation |
+//! | 1 fixed | fixed size with invariants (`bool`, enum tags, `NonZero*`) | fixed writes | checked reads |
+//! | 2 bounded | fixed fields plus strings | one capacity check, then writes | borrowed `&str` or owned `String` |
+//! | 3 collections | `Vec`s of records, maps | a run of blittable records is one copy | one length check, then one copy or a loop |
+//!
+//! A tier-0 type derives zerocopy's traits beside zao's and says
+//! `#[zao(blittable)]`; padding is then a compile error, and a `Vec` of it is
+//! one `copy_from_slice` each way:
+//!
+//! ```
+//! use zao::{Decode, Encode};
+//! use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+//! #[derive(FromBytes, IntoBytes, Immutable, KnownLayout)]
+//! #[zerocopy(crate = "zao::zerocopy")]
+//! #[zao(blittable)]
+//! #[repr(C)]
+//! struct Hit {
+//!     target: u32,
+//!     damage: f32,
+//! }
+//!
+//! let hits = vec![Hit { target: 1, damage: 2.5 }; 100];
+//! let bytes = hits.to_vec();
+//! assert_eq!(bytes.len(), 1 + 100 * 8); // a varint count, then the run
+//! assert_eq!(Vec::<Hit>::decode(&bytes)?, hits);
+//! # Ok::<(), zao::DecodeError>(())
+//! ```
+//!
+//! ## The API
+//!
+//! - [`Encode`]: [`encoded_len`](Encode::encoded_len), [`encode`](Encode::encode)
+//!   into `&mut [u8]`, [`encode_to_vec`](Encode::encode_to_vec) reusing a
+//!   `Vec`'s capacity, [`encode_to_bytes`](Encode::encode_to_bytes) for the
+//!   transport's `BytesMut`. The only error is [`EncodeError`] (buffer too
+//!   small, with the sizes).
+//! - [`Decode`]: [`decode`](Decode::decode) (trailing bytes are an error),
+//!   [`decode_in_place`](Decode::decode_in_place) (no allocation in steady
+//!   state), [`decode_prefix`](Decode::decode_prefix) and [`Reader`] for
+//!   several values in one buffer, [`decode_with_limits`](Decode::decode_with_limits)
+//!   with your own [`DecodeLimits`]. Errors are a small enum, [`DecodeError`].
+//! - [`Writer`] and [`Reader`]: cursors over caller buffers, and the
+//!   primitives (`put_u32_le`, `get_varint`, ...) for hand-written impls.
+//! - [`Message`]: a stable id (`#[zao(id = N)]`) and a [`Schema`] fingerprint
+//!   that changes when a field's name, type or order changes, at any depth.
+//!   [`encode_message`] / [`decode_message`] / [`split_message`] frame
+//!   `id + body`.
+//!
+//! ## Derive attributes
+//!
+//! - `#[zao(blittable)]`: tier 0, as above.
+//! - `#[zao(tolerant)]`: append-only versioning. The body is length-prefixed;
+//!   a reader skips fields a newer writer appended and defaults fields an
+//!   older writer did not send (fields must implement `Default`).
+//! - `#[zao(tag = N)]` or `= N` on every enum variant: explicit wire tags.
+//! - `#[zao(id = N)]` with `#[derive(Message)]`: the message id.
+//!
+//! ## Wire format
+//!
+//! Little-endian; blittable values are their memory image; lengths, counts,
+//! tags and ids are canonical LEB128 varints; strings are UTF-8; maps are a
+//! count and key/value pairs. `docs/WIRE.md` gives it byte by byte, and
+//! `assets/golden/` holds a file per reference message.
+//!
+//! ## Security
+//!
+//! Every decode checks each length against the bytes that remain and against
+//! [`DecodeLimits`] (message, collection and string length, depth and a total
+//! allocation budget) before allocating. No `unwrap`, `expect` or panicking
+//! index touches peer bytes, and the crate is `#![forbid(unsafe_code)]`:
+//! zerocopy and bytes do the byte work.
+//!
+//! ## Cargo features
+//!
+//! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
+//! - `glam` (default): glam 0.33 vectors and quaternions, the glam that Bevy
+//!   0.20 uses.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+// Lets the derives' `::zao::...` paths resolve inside this crate too.
+#[allow(unused_extern_crates)]
+extern crate self as zao;
+
+pub mod wire;
+
+pub use wire::{
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Writer,
+    decode_message, encode_message, message_len, split_message, varint_len,
+};
+#[cfg(feature = "derive")]
+pub use zao_derive::{Decode, Encode, Message};
+
+/// zerocopy, re-exported for blittable types: derive its traits with
+/// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.
+pub use zerocopy;
+
+/// What the derives' generated code needs. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::wire::{blit, schema, size};
+    pub use zerocopy;
+}

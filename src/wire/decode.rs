@@ -1,0 +1,118 @@
+//! The `Decode` trait.
+
+use super::{DecodeError, DecodeLimits, Reader};
+
+/// A value that reads itself from untrusted bytes.
+///
+/// `'de` is the lifetime of the input: borrowed types such as `&'de str` and
+/// `&'de [u8]` point into it instead of copying. Implementing it by hand means
+/// writing [`decode_from`](Self::decode_from); override
+/// [`decode_in_place_from`](Self::decode_in_place_from) to reuse allocations.
+pub trait Decode<'de>: Sized {
+    /// The fewest bytes any value of the type takes on the wire. Decoders use
+    /// it to refuse a count that the remaining input cannot hold, before
+    /// allocating. Zero is always safe.
+    const MIN_SIZE: usize = 0;
+
+    /// Reads one value from the reader.
+    ///
+    /// # Errors
+    /// Any [`DecodeError`] for input that breaks the type's wire rules.
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError>;
+
+    /// Reads one value into `self`, reusing its `String`/`Vec`/`HashMap`
+    /// capacity. The default replaces `self` with [`decode_from`](Self::decode_from).
+    ///
+    /// # Errors
+    /// As [`decode_from`](Self::decode_from); `self` is then valid but unspecified.
+    #[inline]
+    fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        *self = Self::decode_from(r)?;
+        Ok(())
+    }
+
+    /// Decodes `bytes`, which must hold exactly one value, under
+    /// [`DecodeLimits::DEFAULT`].
+    ///
+    /// # Errors
+    /// [`DecodeError::TrailingBytes`] if bytes remain after the value, or any
+    /// error of the value's rules.
+    #[inline]
+    fn decode(bytes: &'de [u8]) -> Result<Self, DecodeError> {
+        Self::decode_with_limits(bytes, DecodeLimits::DEFAULT)
+    }
+
+    /// Decodes `bytes`, which must hold exactly one value, under `limits`.
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode), and [`DecodeError::MessageTooLarge`] if
+    /// `bytes` is longer than `limits.max_message`.
+    #[inline]
+    fn decode_with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Result<Self, DecodeError> {
+        if bytes.len() > limits.max_message {
+            return Err(DecodeError::MessageTooLarge);
+        }
+        let mut r = Reader::with_limits(bytes, limits);
+        let value = Self::decode_from(&mut r)?;
+        r.finish()?;
+        Ok(value)
+    }
+
+    /// Decodes one value from the front of `bytes` and returns it with the
+    /// bytes after it, for buffers that hold several messages.
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode), except that trailing bytes are returned.
+    #[inline]
+    fn decode_prefix(bytes: &'de [u8]) -> Result<(Self, &'de [u8]), DecodeError> {
+        let mut r = Reader::new(bytes);
+        let value = Self::decode_from(&mut r)?;
+        Ok((value, r.rest()))
+    }
+
+    /// Decodes `bytes`, which must hold exactly one value, into `self`,
+    /// reusing its `String`/`Vec`/`HashMap` capacity: no allocation in steady
+    /// state.
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode); `self` is then valid but unspecified.
+    #[inline]
+    fn decode_in_place(&mut self, bytes: &'de [u8]) -> Result<(), DecodeError> {
+        if bytes.len() > DecodeLimits::DEFAULT.max_message {
+            return Err(DecodeError::MessageTooLarge);
+        }
+        let mut r = Reader::new(bytes);
+        self.decode_in_place_from(&mut r)?;
+        r.finish()
+    }
+
+    /// Decodes a run of values into `items`. Blittable types override this
+    /// with one copy of the whole run.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        for item in items {
+            item.decode_in_place_from(r)?;
+        }
+        Ok(())
+    }
+
+    /// Decodes `count` values into `vec`, reusing its elements and capacity.
+    /// Blittable types override this with a resize and one copy.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_vec_in_place(
+        vec: &mut Vec<Self>,
+        count: usize,
+        r: &mut Reader<'de>,
+    ) -> Result<(), DecodeError> {
+        vec.truncate(count);
+        Self::decode_slice_in_place(vec, r)?;
+        let have = vec.len();
+        vec.reserve(count - have);
+        for _ in have..count {
+            vec.push(Self::decode_from(r)?);
+        }
+        Ok(())
+    }
+}

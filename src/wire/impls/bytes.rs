@@ -1,0 +1,43 @@
+//! Byte strings: `&[u8]` borrowed and `bytes::Bytes` owned share the wire
+//! form of `Vec<u8>`: a varint length, then the bytes.
+
+use bytes::Bytes;
+
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, varint_len};
+
+impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        let len = r.get_byte_len(false)?;
+        r.take(len)
+    }
+}
+
+impl Encode for Bytes {
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        varint_len(self.len() as u64) + self.len()
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_len(self.len());
+        w.put_slice(self);
+    }
+}
+
+impl<'de> Decode<'de> for Bytes {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        let len = r.get_byte_len(true)?;
+        Ok(Bytes::copy_from_slice(r.take(len)?))
+    }
+}
+
+impl Schema for Bytes {
+    const FINGERPRINT: u64 = <Vec<u8> as Schema>::FINGERPRINT;
+}

@@ -1,0 +1,89 @@
+//! glam vectors and quaternions: their components as little-endian numbers,
+//! which is their memory image, so runs of them are one copy
+//! (docs/WIRE.md §7).
+
+use glam::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec4};
+
+use crate::wire::blit;
+use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer};
+
+macro_rules! glam_blit {
+    ($($ty:ty => $scalar:ty, $n:literal, $name:literal;)*) => {$(
+        impl Encode for $ty {
+            const FIXED_SIZE: Option<usize> = Some(size_of::<$scalar>() * $n);
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                size_of::<$scalar>() * $n
+            }
+
+            #[inline]
+            fn encode_to(&self, w: &mut Writer<'_>) {
+                if cfg!(target_endian = "little") {
+                    blit::encode_blit(self, w);
+                } else {
+                    self.to_array().iter().for_each(|c| c.encode_to(w));
+                }
+            }
+
+            #[inline]
+            fn encode_slice(items: &[Self], w: &mut Writer<'_>) {
+                if cfg!(target_endian = "little") {
+                    blit::encode_blit_slice(items, w);
+                } else {
+                    items.iter().for_each(|item| item.encode_to(w));
+                }
+            }
+        }
+
+        impl<'de> Decode<'de> for $ty {
+            const MIN_SIZE: usize = size_of::<$scalar>() * $n;
+
+            #[inline]
+            fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit(r)
+                } else {
+                    <[$scalar; $n]>::decode_from(r).map(|c| <$ty>::from_array(c))
+                }
+            }
+
+            #[inline]
+            fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_slice(items, r)
+                } else {
+                    items.iter_mut().try_for_each(|item| item.decode_in_place_from(r))
+                }
+            }
+
+            #[inline]
+            fn decode_vec_in_place(vec: &mut Vec<Self>, count: usize, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_vec(vec, count, r)
+                } else {
+                    vec.clear();
+                    (0..count).try_for_each(|_| Ok(vec.push(Self::decode_from(r)?)))
+                }
+            }
+        }
+
+        impl Schema for $ty {
+            const FINGERPRINT: u64 = mix_u64(leaf($name), <$scalar as Schema>::FINGERPRINT);
+        }
+    )*};
+}
+
+glam_blit! {
+    Vec2 => f32, 2, "vec2";
+    Vec3 => f32, 3, "vec3";
+    Vec4 => f32, 4, "vec4";
+    Quat => f32, 4, "quat";
+    IVec2 => i32, 2, "vec2";
+    IVec3 => i32, 3, "vec3";
+    IVec4 => i32, 4, "vec4";
+    UVec2 => u32, 2, "vec2";
+    UVec3 => u32, 3, "vec3";
+    UVec4 => u32, 4, "vec4";
+}

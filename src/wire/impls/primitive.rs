@@ -1,0 +1,260 @@
+//! Numbers, `bool`, `char`, `NonZero*` and `()` (docs/WIRE.md §3).
+
+use core::num::{
+    NonZeroI8, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64,
+};
+
+use crate::wire::blit;
+use crate::wire::schema::leaf;
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, varint_len};
+
+/// Fixed-width little-endian numbers: blittable, so runs are one copy.
+macro_rules! fixed_number {
+    ($($ty:ty => $name:literal),* $(,)?) => {$(
+        impl Encode for $ty {
+            const FIXED_SIZE: Option<usize> = Some(size_of::<$ty>());
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                size_of::<$ty>()
+            }
+
+            #[inline]
+            fn encode_to(&self, w: &mut Writer<'_>) {
+                w.put_array(self.to_le_bytes());
+            }
+
+            #[inline]
+            fn encode_slice(items: &[Self], w: &mut Writer<'_>) {
+                if cfg!(target_endian = "little") {
+                    blit::encode_blit_slice(items, w);
+                } else {
+                    items.iter().for_each(|item| item.encode_to(w));
+                }
+            }
+        }
+
+        impl<'de> Decode<'de> for $ty {
+            const MIN_SIZE: usize = size_of::<$ty>();
+
+            #[inline]
+            fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                Ok(<$ty>::from_le_bytes(r.take_array()?))
+            }
+
+            #[inline]
+            fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_slice(items, r)
+                } else {
+                    items.iter_mut().try_for_each(|item| item.decode_in_place_from(r))
+                }
+            }
+
+            #[inline]
+            fn decode_vec_in_place(vec: &mut Vec<Self>, count: usize, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_vec(vec, count, r)
+                } else {
+                    vec.clear();
+                    (0..count).try_for_each(|_| Ok(vec.push(Self::decode_from(r)?)))
+                }
+            }
+        }
+
+        impl Schema for $ty {
+            const FINGERPRINT: u64 = leaf($name);
+        }
+    )*};
+}
+
+fixed_number!(
+    u8 => "u8", u16 => "u16", u32 => "u32", u64 => "u64", u128 => "u128",
+    i8 => "i8", i16 => "i16", i32 => "i32", i64 => "i64", i128 => "i128",
+    f32 => "f32", f64 => "f64",
+);
+
+// `usize`/`isize` differ in width between platforms, so they travel as
+// varints (zigzag for `isize`) and decode with a range check.
+impl Encode for usize {
+    const MAX_SIZE: Option<usize> = Some(10);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        varint_len(*self as u64)
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_varint(*self as u64);
+    }
+}
+
+impl<'de> Decode<'de> for usize {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        usize::try_from(r.get_varint()?).map_err(|_| DecodeError::VarintOverflow)
+    }
+}
+
+impl Schema for usize {
+    const FINGERPRINT: u64 = leaf("usize");
+}
+
+#[inline]
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+#[inline]
+fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
+
+impl Encode for isize {
+    const MAX_SIZE: Option<usize> = Some(10);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        varint_len(zigzag(*self as i64))
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_varint(zigzag(*self as i64));
+    }
+}
+
+impl<'de> Decode<'de> for isize {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        isize::try_from(unzigzag(r.get_varint()?)).map_err(|_| DecodeError::VarintOverflow)
+    }
+}
+
+impl Schema for isize {
+    const FINGERPRINT: u64 = leaf("isize");
+}
+
+impl Encode for bool {
+    const FIXED_SIZE: Option<usize> = Some(1);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        1
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_u8(u8::from(*self));
+    }
+}
+
+impl<'de> Decode<'de> for bool {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        match r.get_u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError::InvalidTag),
+        }
+    }
+}
+
+impl Schema for bool {
+    const FINGERPRINT: u64 = leaf("bool");
+}
+
+impl Encode for char {
+    const FIXED_SIZE: Option<usize> = Some(4);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        4
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_u32_le(u32::from(*self));
+    }
+}
+
+impl<'de> Decode<'de> for char {
+    const MIN_SIZE: usize = 4;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        char::from_u32(r.get_u32_le()?).ok_or(DecodeError::InvalidValue)
+    }
+}
+
+impl Schema for char {
+    const FINGERPRINT: u64 = leaf("char");
+}
+
+macro_rules! non_zero {
+    ($($nz:ty => $inner:ty, $name:literal),* $(,)?) => {$(
+        impl Encode for $nz {
+            const FIXED_SIZE: Option<usize> = Some(size_of::<$inner>());
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                size_of::<$inner>()
+            }
+
+            #[inline]
+            fn encode_to(&self, w: &mut Writer<'_>) {
+                self.get().encode_to(w);
+            }
+        }
+
+        impl<'de> Decode<'de> for $nz {
+            const MIN_SIZE: usize = size_of::<$inner>();
+
+            #[inline]
+            fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                <$nz>::new(<$inner>::decode_from(r)?).ok_or(DecodeError::InvalidValue)
+            }
+        }
+
+        impl Schema for $nz {
+            const FINGERPRINT: u64 = leaf($name);
+        }
+    )*};
+}
+
+non_zero!(
+    NonZeroU8 => u8, "nz_u8", NonZeroU16 => u16, "nz_u16",
+    NonZeroU32 => u32, "nz_u32", NonZeroU64 => u64, "nz_u64",
+    NonZeroI8 => i8, "nz_i8", NonZeroI16 => i16, "nz_i16",
+    NonZeroI32 => i32, "nz_i32", NonZeroI64 => i64, "nz_i64",
+);
+
+impl Encode for () {
+    const FIXED_SIZE: Option<usize> = Some(0);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        0
+    }
+
+    #[inline]
+    fn encode_to(&self, _: &mut Writer<'_>) {}
+}
+
+impl<'de> Decode<'de> for () {
+    #[inline]
+    fn decode_from(_: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        Ok(())
+    }
+}
+
+impl Schema for () {
+    const FINGERPRINT: u64 = leaf("unit");
+}

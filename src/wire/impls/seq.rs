@@ -1,0 +1,270 @@
+//! Sequences and wrappers: slices, `Vec`, arrays, `Option`, `Box`, tuples,
+//! references (docs/WIRE.md §5).
+
+use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, size, varint_len};
+
+impl<T: Encode + ?Sized> Encode for &T {
+    const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
+    const MAX_SIZE: Option<usize> = T::MAX_SIZE;
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        (**self).encoded_len()
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        (**self).encode_to(w);
+    }
+}
+
+impl<T: Schema + ?Sized> Schema for &T {
+    const FINGERPRINT: u64 = T::FINGERPRINT;
+}
+
+/// A count, then the elements; a run of blittable elements is one copy.
+impl<T: Encode> Encode for [T] {
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        varint_len(self.len() as u64) + T::slice_encoded_len(self)
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        w.put_len(self.len());
+        T::encode_slice(self, w);
+    }
+}
+
+impl<T: Schema> Schema for [T] {
+    const FINGERPRINT: u64 = mix_u64(leaf("seq"), T::FINGERPRINT);
+}
+
+impl<T: Encode> Encode for Vec<T> {
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        self.as_slice().encoded_len()
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        self.as_slice().encode_to(w);
+    }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        let mut vec = Vec::new();
+        vec.decode_in_place_from(r)?;
+        Ok(vec)
+    }
+
+    #[inline]
+    fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        r.enter()?;
+        let count = r.get_count(T::MIN_SIZE, size_of::<T>())?;
+        T::decode_vec_in_place(self, count, r)?;
+        r.leave();
+        Ok(())
+    }
+}
+
+impl<T: Schema> Schema for Vec<T> {
+    const FINGERPRINT: u64 = <[T]>::FINGERPRINT;
+}
+
+/// No count: the length is part of the type.
+impl<T: Encode, const N: usize> Encode for [T; N] {
+    const FIXED_SIZE: Option<usize> = size::mul(T::FIXED_SIZE, N);
+    const MAX_SIZE: Option<usize> = size::mul(T::MAX_SIZE, N);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        T::slice_encoded_len(self)
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        T::encode_slice(self, w);
+    }
+}
+
+/// Arrays decode into `Default` elements, then overwrite them in place.
+impl<'de, T: Decode<'de> + Default, const N: usize> Decode<'de> for [T; N] {
+    const MIN_SIZE: usize = T::MIN_SIZE.saturating_mul(N);
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        let mut array: [T; N] = core::array::from_fn(|_| T::default());
+        T::decode_slice_in_place(&mut array, r)?;
+        Ok(array)
+    }
+
+    #[inline]
+    fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        T::decode_slice_in_place(self, r)
+    }
+}
+
+impl<T: Schema, const N: usize> Schema for [T; N] {
+    const FINGERPRINT: u64 = mix_u64(mix_u64(leaf("array"), N as u64), T::FINGERPRINT);
+}
+
+/// A tag byte, `0x00` for `None`, `0x01` then the value for `Some`.
+impl<T: Encode> Encode for Option<T> {
+    const MAX_SIZE: Option<usize> = size::add(Some(1), T::MAX_SIZE);
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        match self {
+            Some(value) => 1 + value.encoded_len(),
+            None => 1,
+        }
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        match self {
+            Some(value) => {
+                w.put_u8(1);
+                value.encode_to(w);
+            }
+            None => w.put_u8(0),
+        }
+    }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        match r.get_u8()? {
+            0 => Ok(None),
+            1 => T::decode_from(r).map(Some),
+            _ => Err(DecodeError::InvalidTag),
+        }
+    }
+
+    #[inline]
+    fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        match (r.get_u8()?, self.as_mut()) {
+            (0, _) => *self = None,
+            (1, Some(value)) => value.decode_in_place_from(r)?,
+            (1, None) => *self = Some(T::decode_from(r)?),
+            _ => return Err(DecodeError::InvalidTag),
+        }
+        Ok(())
+    }
+}
+
+impl<T: Schema> Schema for Option<T> {
+    const FINGERPRINT: u64 = mix_u64(leaf("option"), T::FINGERPRINT);
+}
+
+/// Boxes are transparent on the wire; decoding one counts a level of depth,
+/// so recursive types stop at [`DecodeLimits::max_depth`](crate::DecodeLimits::max_depth)
+/// instead of overflowing the stack.
+impl<T: Encode + ?Sized> Encode for Box<T> {
+    const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
+    const MAX_SIZE: Option<usize> = T::MAX_SIZE;
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        (**self).encoded_len()
+    }
+
+    #[inline]
+    fn encode_to(&self, w: &mut Writer<'_>) {
+        (**self).encode_to(w);
+    }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
+    const MIN_SIZE: usize = T::MIN_SIZE;
+
+    #[inline]
+    fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.enter()?;
+        r.charge(size_of::<T>())?;
+        let value = T::decode_from(r)?;
+        r.leave();
+        Ok(Box::new(value))
+    }
+
+    #[inline]
+    fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        r.enter()?;
+        (**self).decode_in_place_from(r)?;
+        r.leave();
+        Ok(())
+    }
+}
+
+impl<T: Schema + ?Sized> Schema for Box<T> {
+    const FINGERPRINT: u64 = T::FINGERPRINT;
+}
+
+/// Tuples are their elements in order, with nothing between.
+macro_rules! tuple {
+    ($($name:ident . $idx:tt),+) => {
+        impl<$($name: Encode),+> Encode for ($($name,)+) {
+            const FIXED_SIZE: Option<usize> = {
+                let total = Some(0);
+                $(let total = size::add(total, $name::FIXED_SIZE);)+
+                total
+            };
+            const MAX_SIZE: Option<usize> = {
+                let total = Some(0);
+                $(let total = size::add(total, $name::MAX_SIZE);)+
+                total
+            };
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                0 $(+ self.$idx.encoded_len())+
+            }
+
+            #[inline]
+            fn encode_to(&self, w: &mut Writer<'_>) {
+                $(self.$idx.encode_to(w);)+
+            }
+        }
+
+        impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
+            const MIN_SIZE: usize = 0usize $(.saturating_add($name::MIN_SIZE))+;
+
+            #[inline]
+            fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                Ok(($($name::decode_from(r)?,)+))
+            }
+
+            #[inline]
+            fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+                $(self.$idx.decode_in_place_from(r)?;)+
+                Ok(())
+            }
+        }
+
+        impl<$($name: Schema),+> Schema for ($($name,)+) {
+            const FINGERPRINT: u64 = {
+                let hash = leaf("tuple");
+                $(let hash = mix_u64(hash, $name::FINGERPRINT);)+
+                hash
+            };
+        }
+    };
+}
+
+tuple!(A.0);
+tuple!(A.0, B.1);
+tuple!(A.0, B.1, C.2);
+tuple!(A.0, B.1, C.2, D.3);
+tuple!(A.0, B.1, C.2, D.3, E.4);
+tuple!(A.0, B.1, C.2, D.3, E.4, F.5);
+tuple!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
+tuple!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);

@@ -1,0 +1,51 @@
+//! Caps on what a decoder will believe.
+
+/// Limits a decoder enforces on untrusted input.
+///
+/// Every length prefix is checked against the bytes that remain *and* against
+/// these limits before anything is allocated. The allocation budget catches
+/// amplification: a one-byte `None` on the wire can stand for a large value in
+/// memory, so the decoder charges `count × size_of::<T>()` for every collection
+/// it sizes and fails once the total passes [`max_alloc`](Self::max_alloc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DecodeLimits {
+    /// Longest whole input accepted by `decode`, in bytes.
+    pub max_message: usize,
+    /// Most elements in one collection (`Vec`, map, slice).
+    pub max_collection: usize,
+    /// Longest string or byte string, in bytes.
+    pub max_string: usize,
+    /// Deepest nesting of collections, options and boxes.
+    pub max_depth: u32,
+    /// Most bytes of memory one decode may reserve for collections and strings.
+    pub max_alloc: usize,
+}
+
+impl DecodeLimits {
+    /// Defaults sized for game messages: 1 MiB messages, 65 536 elements,
+    /// 64 KiB strings, depth 32, 8 MiB of allocation per decode.
+    pub const DEFAULT: Self = Self {
+        max_message: 1 << 20,
+        max_collection: 1 << 16,
+        max_string: 1 << 16,
+        max_depth: 32,
+        max_alloc: 8 << 20,
+    };
+
+    /// No limit beyond the input itself. For trusted input only (a file this
+    /// program wrote): hostile bytes can then make the decoder allocate up to
+    /// the amplification of the type.
+    pub const DANGEROUS_UNLIMITED: Self = Self {
+        max_message: usize::MAX,
+        max_collection: usize::MAX,
+        max_string: usize::MAX,
+        max_depth: u32::MAX,
+        max_alloc: usize::MAX,
+    };
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}

@@ -1,0 +1,28 @@
+//! The codec: `Encode`/`Decode`, a writer and a reader over caller buffers,
+//! canonical varints, limits and errors. Depends on nothing heavy: no I/O, no
+//! runtime, no clock.
+
+#[doc(hidden)]
+pub mod blit;
+mod decode;
+mod encode;
+mod error;
+mod impls;
+mod limits;
+mod message;
+mod reader;
+pub mod schema;
+#[doc(hidden)]
+pub mod size;
+mod varint;
+mod writer;
+
+pub use decode::Decode;
+pub use encode::Encode;
+pub use error::{DecodeError, EncodeError};
+pub use limits::DecodeLimits;
+pub use message::{Message, decode_message, encode_message, message_len, split_message};
+pub use reader::Reader;
+pub use schema::Schema;
+pub use varint::{MAX_VARINT_LEN, varint_len};
+pub use writer::Writer;
