@@ -147,6 +147,11 @@ pub use zao_derive::{Decode, Encode, Message};
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.
 pub use zerocopy;
 
+// The README's code blocks are tested as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// What the derives' generated code needs. Not public API.
 #[doc(hidden)]
 pub mod __private {

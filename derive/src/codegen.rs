@@ -18,10 +18,18 @@ fn bounded(generics: &Generics, bound: TokenStream) -> Generics {
 }
 
 fn sum_const(fields: &[Field], konst: TokenStream) -> TokenStream {
-    let tys = fields.iter().map(|f| &f.ty);
+    let sizes = fields.iter().map(|f| {
+        let ty = &f.ty;
+        if f.recursive {
+            // A type that contains itself has no fixed or bounded size.
+            quote!(::core::option::Option::None)
+        } else {
+            quote!(<#ty as ::zao::Encode>::#konst)
+        }
+    });
     quote! {{
         let __total = ::core::option::Option::Some(0usize);
-        #(let __total = ::zao::__private::size::add(__total, <#tys as ::zao::Encode>::#konst);)*
+        #(let __total = ::zao::__private::size::add(__total, #sizes);)*
         __total
     }}
 }
@@ -213,30 +221,43 @@ fn schema(input: &Input) -> TokenStream {
     let (impl_g, ty_g, where_c) = generics.split_for_impl();
     let mix_fields = |fields: &[Field]| {
         let names = fields.iter().map(|f| &f.name);
-        let tys = fields.iter().map(|f| &f.ty);
+        let tys = fields.iter().map(|f| {
+            let ty = &f.ty;
+            if f.recursive {
+                // Mixing the type's own fingerprint into itself is a cycle:
+                // a self-reference counts by its spelling instead.
+                let spelled = quote!(#ty).to_string();
+                quote!(::zao::__private::schema::leaf(#spelled))
+            } else {
+                quote!(<#ty as ::zao::Schema>::FINGERPRINT)
+            }
+        });
         quote! {
             #(
                 let __h = ::zao::__private::schema::mix_str(__h, #names);
-                let __h = ::zao::__private::schema::mix_u64(__h, <#tys as ::zao::Schema>::FINGERPRINT);
+                let __h = ::zao::__private::schema::mix_u64(__h, #tys);
             )*
         }
     };
     let body = match &input.shape {
+        // Appending fields is a tolerant type's contract, so its fingerprint
+        // does not cover them: old and new peers must still agree.
+        Shape::Struct(_) if input.attrs.tolerant => {
+            quote!(::zao::__private::schema::leaf("tolerant"))
+        }
         Shape::Struct(set) => {
-            let kind = if input.attrs.tolerant {
-                "tolerant"
-            } else {
-                "struct"
-            };
             let mix = mix_fields(&set.fields);
             quote! {
-                let __h = ::zao::__private::schema::leaf(#kind);
+                let __h = ::zao::__private::schema::leaf("struct");
                 #mix
                 __h
             }
         }
         Shape::Enum(variants) => {
-            let parts = variants.iter().map(|v| {
+            // In tag order: reordering variants in the source keeps the wire.
+            let mut sorted: Vec<_> = variants.iter().collect();
+            sorted.sort_by_key(|v| v.tag);
+            let parts = sorted.into_iter().map(|v| {
                 let name = v.ident.to_string();
                 let tag = v.tag;
                 let mix = mix_fields(&v.fields.fields);
@@ -313,9 +334,16 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
 
 fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     let fields = &set.fields;
-    let tys: Vec<_> = fields.iter().map(|f| &f.ty).collect();
     let members: Vec<_> = fields.iter().map(|f| &f.member).collect();
-    let min = quote!(0usize #( .saturating_add(<#tys as ::zao::Decode<'__de>>::MIN_SIZE) )*);
+    let mins = fields.iter().map(|f| {
+        let ty = &f.ty;
+        if f.recursive {
+            quote!(0usize)
+        } else {
+            quote!(<#ty as ::zao::Decode<'__de>>::MIN_SIZE)
+        }
+    });
+    let min = quote!(0usize #( .saturating_add(#mins) )*);
     if input.attrs.tolerant {
         let exprs: Vec<_> = fields
             .iter()

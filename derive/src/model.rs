@@ -1,7 +1,8 @@
 //! The derive input, reduced to what code generation needs.
 
+use proc_macro2::TokenTree;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Ident, Member, Result, Type};
 
 use crate::attr::{ContainerAttrs, variant_tag};
@@ -15,6 +16,9 @@ pub(crate) struct Field {
     pub(crate) ty: Type,
     /// Local name when bound in a pattern.
     pub(crate) binding: Ident,
+    /// The type names the type being derived (`Option<Box<Self>>`): its
+    /// constants would refer to themselves, so they are not consulted.
+    pub(crate) recursive: bool,
 }
 
 /// Named, tuple or unit fields.
@@ -52,7 +56,7 @@ impl Input {
     pub(crate) fn parse(input: &DeriveInput) -> Result<Self> {
         let attrs = ContainerAttrs::parse(&input.attrs)?;
         let shape = match &input.data {
-            Data::Struct(data) => Shape::Struct(FieldSet::new(&data.fields)),
+            Data::Struct(data) => Shape::Struct(FieldSet::new(&data.fields, &input.ident)),
             Data::Enum(data) => {
                 if attrs.blittable || attrs.tolerant {
                     return Err(syn::Error::new_spanned(
@@ -72,7 +76,7 @@ impl Input {
                     variants.push(Variant {
                         ident: v.ident.clone(),
                         tag,
-                        fields: FieldSet::new(&v.fields),
+                        fields: FieldSet::new(&v.fields, &input.ident),
                     });
                 }
                 Shape::Enum(variants)
@@ -84,6 +88,16 @@ impl Input {
                 ));
             }
         };
+        if let (true, Shape::Struct(set)) = (attrs.blittable, &shape) {
+            // Platform-sized integers travel as varints, not as their image.
+            let sized = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.path.is_ident("usize") || p.path.is_ident("isize"));
+            if let Some(f) = set.fields.iter().find(|f| sized(&f.ty)) {
+                return Err(syn::Error::new_spanned(
+                    &f.ty,
+                    "a `blittable` type cannot hold `usize`/`isize`: their size differs between platforms",
+                ));
+            }
+        }
         if attrs.blittable && !input.generics.params.is_empty() {
             return Err(syn::Error::new_spanned(
                 &input.generics,
@@ -100,7 +114,7 @@ impl Input {
 }
 
 impl FieldSet {
-    fn new(fields: &Fields) -> Self {
+    fn new(fields: &Fields, owner: &Ident) -> Self {
         let style = match fields {
             Fields::Named(_) => Style::Named,
             Fields::Unnamed(_) => Style::Tuple,
@@ -115,6 +129,7 @@ impl FieldSet {
                     name: ident.to_string(),
                     ty: f.ty.clone(),
                     binding: format_ident!("__zao_{}", ident),
+                    recursive: mentions(f.ty.to_token_stream(), owner),
                 },
                 None => Field {
                     member: Member::Unnamed(syn::Index {
@@ -124,6 +139,7 @@ impl FieldSet {
                     name: i.to_string(),
                     ty: f.ty.clone(),
                     binding: format_ident!("__zao_{}", i),
+                    recursive: mentions(f.ty.to_token_stream(), owner),
                 },
             })
             .collect();
@@ -155,4 +171,13 @@ impl FieldSet {
             Style::Unit => quote!(),
         }
     }
+}
+
+/// Whether `tokens` name `owner` or `Self` anywhere.
+fn mentions(tokens: TokenStream, owner: &Ident) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(ident) => ident == *owner || ident == "Self",
+        TokenTree::Group(group) => mentions(group.stream(), owner),
+        _ => false,
+    })
 }

@@ -8,7 +8,7 @@
 //! |---|---|---|---|
 //! | [`PlayerMoved`] | 1 | 0 blittable | 16 bytes |
 //! | [`PlayerInput`] | 2 | 1 fixed | 15 bytes |
-//! | [`SpawnEntity`] / [`SpawnEntityRef`] | 3 | 2 bounded | 35 + name bytes (name < 128 bytes) |
+//! | [`SpawnEntity`] / [`SpawnEntityRef`] | 3 | 2 bounded | 34 + varint(len) + name bytes: 41 for "Goblin" |
 //! | [`WorldSnapshot`] | 4 | 3 collection | 4 + varint(n) + 16·n: 517 for 32 players, 16 390 for 1024 |
 //! | [`Inventory`] | 5 | 3 map | 4 + varint(n) + 13·n: 1 670 for 128 slots |
 //!
@@ -85,7 +85,7 @@ pub struct PlayerInput {
 }
 
 /// The server spawned an entity. Tier 2: fixed fields, then a string.
-/// Wire size 35 bytes plus the name and its varint length.
+/// Wire size 34 bytes plus the name and its varint length.
 #[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
 #[zao(id = 3)]
 pub struct SpawnEntity {

@@ -65,6 +65,9 @@ pub trait Decode<'de>: Sized {
     /// As [`decode`](Self::decode), except that trailing bytes are returned.
     #[inline]
     fn decode_prefix(bytes: &'de [u8]) -> Result<(Self, &'de [u8]), DecodeError> {
+        if bytes.len() > DecodeLimits::DEFAULT.max_message {
+            return Err(DecodeError::MessageTooLarge);
+        }
         let mut r = Reader::new(bytes);
         let value = Self::decode_from(&mut r)?;
         Ok((value, r.rest()))
@@ -78,10 +81,24 @@ pub trait Decode<'de>: Sized {
     /// As [`decode`](Self::decode); `self` is then valid but unspecified.
     #[inline]
     fn decode_in_place(&mut self, bytes: &'de [u8]) -> Result<(), DecodeError> {
-        if bytes.len() > DecodeLimits::DEFAULT.max_message {
+        self.decode_in_place_with_limits(bytes, DecodeLimits::DEFAULT)
+    }
+
+    /// [`decode_in_place`](Self::decode_in_place) under `limits`.
+    ///
+    /// # Errors
+    /// As [`decode_with_limits`](Self::decode_with_limits); `self` is then
+    /// valid but unspecified.
+    #[inline]
+    fn decode_in_place_with_limits(
+        &mut self,
+        bytes: &'de [u8],
+        limits: DecodeLimits,
+    ) -> Result<(), DecodeError> {
+        if bytes.len() > limits.max_message {
             return Err(DecodeError::MessageTooLarge);
         }
-        let mut r = Reader::new(bytes);
+        let mut r = Reader::with_limits(bytes, limits);
         self.decode_in_place_from(&mut r)?;
         r.finish()
     }

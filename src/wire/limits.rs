@@ -15,7 +15,7 @@ pub struct DecodeLimits {
     pub max_collection: usize,
     /// Longest string or byte string, in bytes.
     pub max_string: usize,
-    /// Deepest nesting of collections, options and boxes.
+    /// Deepest nesting of collections (`Vec`, maps) and boxes.
     pub max_depth: u32,
     /// Most bytes of memory one decode may reserve for collections and strings.
     pub max_alloc: usize,

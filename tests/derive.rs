@@ -1,0 +1,406 @@
+//! The derives: enums with explicit tags, borrowed fields, tolerant
+//! versioning, blittable types, generics, message ids and fingerprints.
+
+// Test code: a panic is a failed test, so indexing and unwrap are fine here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zao::{Decode, DecodeError, Encode, Message, Schema};
+use zao_messages::{
+    Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, SpawnEntityRef, WorldSnapshot,
+};
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+enum Command {
+    #[zao(tag = 0)]
+    Stop,
+    #[zao(tag = 5)]
+    Move { x: i16, y: i16 },
+    #[zao(tag = 200)]
+    Say(String),
+}
+
+#[test]
+fn enums_write_their_explicit_tags() {
+    assert_eq!(Command::Stop.to_vec(), [0]);
+    assert_eq!(
+        Command::Move { x: 1, y: -1 }.to_vec(),
+        [5, 1, 0, 0xff, 0xff]
+    );
+    assert_eq!(
+        Command::Say("hi".into()).to_vec(),
+        [0xc8, 0x01, 2, b'h', b'i']
+    );
+    for cmd in [
+        Command::Stop,
+        Command::Move { x: 3, y: 4 },
+        Command::Say("yo".into()),
+    ] {
+        assert_eq!(Command::decode(&cmd.to_vec()), Ok(cmd));
+    }
+    for tag in [1u8, 4, 6, 0x7f] {
+        assert_eq!(
+            Command::decode(&[tag, 0, 0, 0, 0]),
+            Err(DecodeError::InvalidTag)
+        );
+    }
+    assert_eq!(Command::FIXED_SIZE, None);
+    assert_eq!(Command::MAX_SIZE, None, "a String is unbounded");
+}
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+enum Fixed {
+    #[zao(tag = 1)]
+    A(u32),
+    #[zao(tag = 2)]
+    B(f32),
+}
+
+#[test]
+fn sizes_are_known_at_compile_time() {
+    assert_eq!(Fixed::FIXED_SIZE, Some(5));
+    assert_eq!(<(u8, u16, [u32; 3])>::FIXED_SIZE, Some(15));
+    assert_eq!(Option::<u64>::MAX_SIZE, Some(9));
+    assert_eq!(PlayerMoved::FIXED_SIZE, Some(16));
+    assert_eq!(PlayerInput::FIXED_SIZE, Some(15));
+    assert_eq!(SpawnEntity::FIXED_SIZE, None);
+    assert_eq!(<Command as Decode<'_>>::MIN_SIZE, 1);
+    assert_eq!(<PlayerMoved as Decode<'_>>::MIN_SIZE, 16);
+    assert_eq!(<SpawnEntity as Decode<'_>>::MIN_SIZE, 35);
+}
+
+/// Version 1 and version 2 of one message, the second with a field appended.
+#[derive(Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(tolerant, id = 40)]
+struct ScoreV1 {
+    player: u32,
+    score: i32,
+}
+
+#[derive(Debug, Default, PartialEq, Encode, Decode, Message)]
+#[zao(tolerant, id = 40)]
+struct ScoreV2 {
+    player: u32,
+    score: i32,
+    title: String,
+}
+
+#[test]
+fn tolerant_types_skip_appended_fields_and_default_missing_ones() {
+    let v1 = ScoreV1 {
+        player: 1,
+        score: -5,
+    };
+    let v2 = ScoreV2 {
+        player: 1,
+        score: -5,
+        title: "ace".into(),
+    };
+    // The body is length-prefixed.
+    assert_eq!(v1.to_vec(), [8, 1, 0, 0, 0, 0xfb, 0xff, 0xff, 0xff]);
+    assert_eq!(ScoreV1::FIXED_SIZE, Some(9));
+    // A new writer, an old reader: the title is skipped.
+    assert_eq!(
+        ScoreV1::decode(&v2.to_vec()),
+        Ok(ScoreV1 {
+            player: 1,
+            score: -5
+        })
+    );
+    // An old writer, a new reader: the title is defaulted.
+    assert_eq!(
+        ScoreV2::decode(&v1.to_vec()),
+        Ok(ScoreV2 {
+            title: String::new(),
+            ..v2
+        })
+    );
+    let mut in_place = ScoreV2 {
+        title: "stale".into(),
+        ..Default::default()
+    };
+    in_place.decode_in_place(&v1.to_vec()).unwrap();
+    assert_eq!(in_place.title, "");
+    // Inside a sequence, each element skips its own extras.
+    let list = vec![
+        ScoreV2 {
+            player: 2,
+            ..Default::default()
+        },
+        ScoreV2 {
+            player: 3,
+            ..Default::default()
+        },
+    ];
+    let old: Vec<ScoreV1> = Vec::decode(&list.to_vec()).unwrap();
+    assert_eq!(old.iter().map(|s| s.player).collect::<Vec<_>>(), [2, 3]);
+    // A body that claims more than remains, and a truncated field, still fail.
+    assert_eq!(
+        ScoreV1::decode(&[9, 1, 0, 0, 0]),
+        Err(DecodeError::LengthExceedsRemaining)
+    );
+    assert_eq!(ScoreV1::decode(&[2, 1, 0]), Err(DecodeError::UnexpectedEnd));
+    // Old and new agree on the fingerprint: appending is the contract.
+    assert_eq!(ScoreV1::FINGERPRINT, ScoreV2::FINGERPRINT);
+}
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Borrowed<'a> {
+    name: &'a str,
+    blob: &'a [u8],
+    id: u8,
+}
+
+#[test]
+fn borrowed_fields_point_into_the_input() {
+    let value = Borrowed {
+        name: "héllo",
+        blob: &[1, 2, 3],
+        id: 9,
+    };
+    let bytes = value.to_vec();
+    let back = Borrowed::decode(&bytes).unwrap();
+    assert_eq!(back, value);
+    assert!(
+        bytes.as_ptr_range().contains(&back.name.as_ptr()),
+        "no copy"
+    );
+    assert!(
+        bytes.as_ptr_range().contains(&back.blob.as_ptr()),
+        "no copy"
+    );
+}
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Pair<T> {
+    a: T,
+    b: T,
+}
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Tuple(u8, String);
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Unit;
+
+#[test]
+fn generic_tuple_and_unit_structs() {
+    let pair = Pair {
+        a: "x".to_owned(),
+        b: "yz".to_owned(),
+    };
+    assert_eq!(pair.to_vec(), [1, b'x', 2, b'y', b'z']);
+    assert_eq!(Pair::<String>::decode(&pair.to_vec()), Ok(pair));
+    assert_eq!(Pair::<u16>::FIXED_SIZE, Some(4));
+    let t = Tuple(7, "q".into());
+    assert_eq!(Tuple::decode(&t.to_vec()), Ok(t));
+    assert_eq!(Unit.to_vec(), Vec::<u8>::new());
+    assert_eq!(Unit::decode(&[]), Ok(Unit));
+    assert_eq!(Unit::decode(&[0]), Err(DecodeError::TrailingBytes));
+}
+
+/// The same fields as `PlayerState`, encoded field by field.
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct PlayerStateByField {
+    entity: u32,
+    position: glam::Vec3,
+}
+
+#[test]
+fn a_blittable_image_equals_the_field_by_field_encoding() {
+    let players: Vec<PlayerState> = (0..100)
+        .map(|i| PlayerState {
+            entity: i * 7,
+            position: glam::Vec3::new(i as f32, -1.0, 0.25),
+        })
+        .collect();
+    let by_field: Vec<PlayerStateByField> = players
+        .iter()
+        .map(|p| PlayerStateByField {
+            entity: p.entity,
+            position: p.position,
+        })
+        .collect();
+    assert_eq!(players.to_vec(), by_field.to_vec());
+    assert_eq!(PlayerState::FINGERPRINT, PlayerStateByField::FINGERPRINT);
+    let back: Vec<PlayerState> = Vec::decode(&by_field.to_vec()).unwrap();
+    assert_eq!(back, players);
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Encode, Decode, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
+#[zerocopy(crate = "zao::zerocopy")]
+#[zao(blittable)]
+#[repr(C)]
+struct Texel {
+    rgba: [u8; 4],
+    depth: f32,
+}
+
+#[test]
+fn blittable_arrays_and_runs_round_trip() {
+    let texels = vec![
+        Texel {
+            rgba: [1, 2, 3, 4],
+            depth: 0.5
+        };
+        33
+    ];
+    let bytes = texels.to_vec();
+    assert_eq!(bytes.len(), 1 + 33 * 8);
+    assert_eq!(Vec::<Texel>::decode(&bytes), Ok(texels.clone()));
+    let array: [Texel; 3] = [texels[0]; 3];
+    assert_eq!(array.to_vec().len(), 24);
+    // decode_in_place reuses a longer vector (truncates) and a shorter one (grows).
+    let mut long = vec![
+        Texel {
+            rgba: [0; 4],
+            depth: 0.0
+        };
+        100
+    ];
+    long.decode_in_place(&bytes).unwrap();
+    assert_eq!(long, texels);
+    let mut short: Vec<Texel> = Vec::new();
+    short.decode_in_place(&bytes).unwrap();
+    assert_eq!(short, texels);
+}
+
+#[test]
+fn message_ids_and_names() {
+    assert_eq!((PlayerMoved::ID, PlayerMoved::NAME), (1, "PlayerMoved"));
+    assert_eq!((PlayerInput::ID, PlayerInput::NAME), (2, "PlayerInput"));
+    assert_eq!((SpawnEntity::ID, SpawnEntityRef::ID), (3, 3));
+    assert_eq!((WorldSnapshot::ID, Inventory::ID), (4, 5));
+    assert_eq!(ScoreV1::ID, 40);
+}
+
+// Twins of reference types with one change each, for the fingerprint tests.
+#[allow(dead_code, unreachable_pub)]
+mod changed {
+    use super::*;
+
+    #[derive(Encode)]
+    pub struct RenamedField {
+        pub entity: u32,
+        pub pos: glam::Vec3,
+    }
+
+    #[derive(Encode)]
+    pub struct RetypedField {
+        pub entity: u64,
+        pub position: glam::Vec3,
+    }
+
+    #[derive(Encode)]
+    pub struct Reordered {
+        pub position: glam::Vec3,
+        pub entity: u32,
+    }
+
+    /// `PlayerState` with a field renamed, one level down in a snapshot.
+    #[derive(Encode)]
+    pub struct InnerChanged {
+        pub entity: u32,
+        pub where_: glam::Vec3,
+    }
+
+    #[derive(Encode)]
+    pub struct Snapshot {
+        pub tick: u32,
+        pub players: Vec<InnerChanged>,
+    }
+
+    /// The same as `PlayerState`, under another name.
+    #[derive(Encode)]
+    pub struct SameShape {
+        pub entity: u32,
+        pub position: glam::Vec3,
+    }
+
+    #[derive(Encode)]
+    pub enum Reversed {
+        #[zao(tag = 2)]
+        B(f32),
+        #[zao(tag = 1)]
+        A(u32),
+    }
+}
+
+#[test]
+fn fingerprints_follow_field_names_types_and_order() {
+    let base = PlayerMoved::FINGERPRINT;
+    assert_eq!(
+        base,
+        PlayerState::FINGERPRINT,
+        "same fields, same fingerprint"
+    );
+    assert_eq!(
+        base,
+        changed::SameShape::FINGERPRINT,
+        "the type's name does not count"
+    );
+    assert_ne!(base, changed::RenamedField::FINGERPRINT);
+    assert_ne!(base, changed::RetypedField::FINGERPRINT);
+    assert_ne!(base, changed::Reordered::FINGERPRINT);
+    // A change one level down reaches the outer type.
+    assert_ne!(WorldSnapshot::FINGERPRINT, changed::Snapshot::FINGERPRINT);
+    // Borrowed and owned twins match.
+    assert_eq!(SpawnEntity::FINGERPRINT, SpawnEntityRef::FINGERPRINT);
+    assert_eq!(String::FINGERPRINT, <&str>::FINGERPRINT);
+    assert_eq!(Vec::<u8>::FINGERPRINT, bytes::Bytes::FINGERPRINT);
+    // Reordering variants in the source keeps the fingerprint.
+    assert_eq!(Fixed::FINGERPRINT, changed::Reversed::FINGERPRINT);
+    // Every reference message differs from every other.
+    let all = [
+        PlayerMoved::FINGERPRINT,
+        PlayerInput::FINGERPRINT,
+        SpawnEntity::FINGERPRINT,
+        WorldSnapshot::FINGERPRINT,
+        Inventory::FINGERPRINT,
+    ];
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    // Maps: a sorted-map reader refuses unsorted input, so the two differ.
+    assert_ne!(
+        HashMap::<u32, u32>::FINGERPRINT,
+        BTreeMap::<u32, u32>::FINGERPRINT
+    );
+}
+
+/// A recursive type through `Vec<Self>`: the derive must not loop on its own
+/// constants, and the value round-trips.
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Node {
+    value: u32,
+    children: Vec<Node>,
+}
+
+#[test]
+fn recursive_types_derive_and_round_trip() {
+    let tree = Node {
+        value: 1,
+        children: vec![
+            Node {
+                value: 2,
+                children: vec![],
+            },
+            Node {
+                value: 3,
+                children: vec![Node {
+                    value: 4,
+                    children: vec![],
+                }],
+            },
+        ],
+    };
+    assert_eq!(Node::decode(&tree.to_vec()), Ok(tree));
+    assert_eq!(Node::FIXED_SIZE, None);
+    assert_ne!(Node::FINGERPRINT, 0);
+}

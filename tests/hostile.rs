@@ -1,0 +1,615 @@
+//! Codec rows C1–C16 of the test matrix: hostile bytes are errors, never
+//! panics. Allocation claims ("no allocation before the error") are proven
+//! in `tests/alloc.rs`, which has the counting allocator.
+
+// Test code: a panic is a failed test, so indexing and unwrap are fine here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::num::{NonZeroU16, NonZeroU32, NonZeroU64};
+
+use common::{Rng, golden_files};
+use zao::{
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, decode_message, split_message,
+};
+use zao_messages::{
+    GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, SpawnEntityRef, Stance,
+    WorldSnapshot, samples,
+};
+
+/// Decodes `bytes` as a body of every reference message type.
+fn decode_every_body(bytes: &[u8]) -> [Result<(), DecodeError>; 6] {
+    [
+        PlayerMoved::decode(bytes).map(drop),
+        PlayerInput::decode(bytes).map(drop),
+        SpawnEntity::decode(bytes).map(drop),
+        SpawnEntityRef::decode(bytes).map(drop),
+        WorldSnapshot::decode(bytes).map(drop),
+        Inventory::decode(bytes).map(drop),
+    ]
+}
+
+/// A length-prefixed string body of SpawnEntity with the fixed part filled.
+fn spawn_with_name_prefix(prefix: &[u8]) -> Vec<u8> {
+    let mut bytes = samples::spawn_entity().to_vec();
+    bytes.truncate(34);
+    bytes.extend_from_slice(prefix);
+    bytes
+}
+
+fn varint(value: u64) -> Vec<u8> {
+    let mut buf = [0u8; 10];
+    let mut w = zao::Writer::new(&mut buf);
+    w.put_varint(value);
+    w.written().to_vec()
+}
+
+#[test]
+fn c1_empty_input_is_unexpected_end() {
+    for result in decode_every_body(&[]) {
+        assert_eq!(result, Err(DecodeError::UnexpectedEnd));
+    }
+    assert_eq!(GameMessage::decode(&[]), Err(DecodeError::UnexpectedEnd));
+    assert_eq!(split_message(&[]), Err(DecodeError::UnexpectedEnd));
+    assert_eq!(String::decode(&[]), Err(DecodeError::UnexpectedEnd));
+    assert_eq!(u64::decode(&[]), Err(DecodeError::UnexpectedEnd));
+}
+
+#[test]
+fn c2_every_strict_prefix_of_every_golden_message_fails() {
+    for (name, file) in golden_files() {
+        assert!(GameMessage::decode(&file).is_ok(), "{name} itself decodes");
+        for end in 0..file.len() {
+            let prefix = &file[..end];
+            assert!(
+                GameMessage::decode(prefix).is_err(),
+                "{name}[..{end}] decoded"
+            );
+            // The body alone, under its own type.
+            if end >= 1 {
+                let body = &prefix[1..];
+                let result = match file[0] {
+                    1 => PlayerMoved::decode(body).map(drop),
+                    2 => PlayerInput::decode(body).map(drop),
+                    3 => SpawnEntity::decode(body).map(drop),
+                    4 => WorldSnapshot::decode(body).map(drop),
+                    5 => Inventory::decode(body).map(drop),
+                    id => panic!("unknown id {id}"),
+                };
+                assert!(result.is_err(), "{name} body[..{}] decoded", end - 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn c3_huge_length_claims_are_refused() {
+    for claim in [1u64 << 32, u64::from(u32::MAX), u64::MAX] {
+        let mut prefix = varint(claim);
+        prefix.push(b'x');
+        // A string (SpawnEntity's name).
+        let err = SpawnEntity::decode(&spawn_with_name_prefix(&prefix)).unwrap_err();
+        assert_eq!(err, DecodeError::OverLimit, "string claim {claim}");
+        assert_eq!(String::decode(&prefix), Err(DecodeError::OverLimit));
+        assert_eq!(<&[u8]>::decode(&prefix), Err(DecodeError::OverLimit));
+        // A collection (WorldSnapshot's players) and a map (Inventory's slots).
+        let mut snapshot = vec![1, 0, 0, 0];
+        snapshot.extend_from_slice(&prefix);
+        assert_eq!(
+            WorldSnapshot::decode(&snapshot),
+            Err(DecodeError::OverLimit)
+        );
+        assert_eq!(Inventory::decode(&snapshot), Err(DecodeError::OverLimit));
+        assert_eq!(Vec::<u8>::decode(&prefix), Err(DecodeError::OverLimit));
+        // Even with the limits off, the remaining input bounds every claim.
+        let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
+        let err = String::decode_with_limits(&prefix, unlimited).unwrap_err();
+        assert_eq!(err, DecodeError::LengthExceedsRemaining, "claim {claim}");
+        let err = WorldSnapshot::decode_with_limits(&snapshot, unlimited).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DecodeError::LengthExceedsRemaining | DecodeError::OverLimit
+            ),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn c4_claims_within_limits_but_past_the_input_are_refused() {
+    // A 100-byte name with 3 bytes present.
+    let err = SpawnEntity::decode(&spawn_with_name_prefix(&[100, b'a', b'b', b'c'])).unwrap_err();
+    assert_eq!(err, DecodeError::LengthExceedsRemaining);
+    // 1000 players (16 000 bytes) with one present.
+    let mut bytes = vec![0, 0, 0, 0];
+    bytes.extend_from_slice(&varint(1000));
+    bytes.extend_from_slice(&[0u8; 16]);
+    assert_eq!(
+        WorldSnapshot::decode(&bytes),
+        Err(DecodeError::LengthExceedsRemaining)
+    );
+    // 50 inventory slots (650 bytes) with 13 present.
+    let mut bytes = vec![0, 0, 0, 0, 50];
+    bytes.extend_from_slice(&[0u8; 13]);
+    assert_eq!(
+        Inventory::decode(&bytes),
+        Err(DecodeError::LengthExceedsRemaining)
+    );
+}
+
+#[test]
+fn c5_nested_claims_adding_up_past_the_limit_are_refused() {
+    // 4 000 empty inner vectors: 4 001 bytes on the wire, but 4 000 × 24 bytes
+    // of `Vec` headers in memory. Each claim alone is fine; together they pass
+    // the allocation budget.
+    let mut bytes = varint(4000);
+    bytes.extend(std::iter::repeat_n(0u8, 4000));
+    let limits = DecodeLimits {
+        max_alloc: 64 * 1024,
+        ..DecodeLimits::DEFAULT
+    };
+    assert!(
+        Vec::<Vec<u32>>::decode(&bytes).is_ok(),
+        "fits the default budget"
+    );
+    assert_eq!(
+        Vec::<Vec<u32>>::decode_with_limits(&bytes, limits),
+        Err(DecodeError::OverLimit)
+    );
+    // Amplification under the default limits: 60 000 one-byte `None`s stand
+    // for 60 000 × 1 032 bytes.
+    let mut bytes = varint(60_000);
+    bytes.extend(std::iter::repeat_n(0u8, 60_000));
+    assert_eq!(
+        Vec::<Option<[u64; 128]>>::decode(&bytes),
+        Err(DecodeError::OverLimit)
+    );
+    // Inner vectors that each claim their share of a message limit.
+    let mut bytes = varint(3);
+    for _ in 0..3 {
+        bytes.extend_from_slice(&varint(400));
+        bytes.extend(std::iter::repeat_n(7u8, 400));
+    }
+    let limits = DecodeLimits {
+        max_alloc: 1000,
+        ..DecodeLimits::DEFAULT
+    };
+    assert_eq!(
+        Vec::<Vec<u8>>::decode_with_limits(&bytes, limits),
+        Err(DecodeError::OverLimit)
+    );
+    assert_eq!(Vec::<Vec<u8>>::decode(&bytes).unwrap().len(), 3);
+}
+
+#[test]
+fn c6_count_times_element_size_overflow_is_over_limit() {
+    let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
+    for count in [u64::MAX / 2, u64::MAX / 8 + 1, u64::MAX] {
+        let bytes = varint(count);
+        assert_eq!(
+            Vec::<u64>::decode_with_limits(&bytes, unlimited),
+            Err(DecodeError::OverLimit),
+            "count {count}"
+        );
+        assert_eq!(
+            Vec::<[u64; 1024]>::decode_with_limits(&bytes, unlimited),
+            Err(DecodeError::OverLimit),
+            "count {count}"
+        );
+    }
+}
+
+#[test]
+fn c7_bad_varints_are_refused() {
+    let eleven = [0xffu8; 11];
+    assert_eq!(split_message(&eleven), Err(DecodeError::VarintOverflow));
+    assert_eq!(String::decode(&eleven), Err(DecodeError::VarintOverflow));
+    assert_eq!(
+        u64::decode(&[0xff; 8]),
+        Ok(u64::MAX),
+        "fixed-width is not a varint"
+    );
+    assert_eq!(usize::decode(&eleven), Err(DecodeError::VarintOverflow));
+    // The continuation bit on the last byte: the varint never ends.
+    assert_eq!(split_message(&[0x80]), Err(DecodeError::UnexpectedEnd));
+    assert_eq!(
+        String::decode(&[0xff, 0xff]),
+        Err(DecodeError::UnexpectedEnd)
+    );
+    assert_eq!(
+        GameMessage::decode(&[0x81]),
+        Err(DecodeError::UnexpectedEnd)
+    );
+    // Non-minimal forms, for an id, a length and a count.
+    assert_eq!(
+        split_message(&[0x80, 0x00]),
+        Err(DecodeError::NonCanonicalVarint)
+    );
+    assert_eq!(
+        GameMessage::decode(&[0x81, 0x00]),
+        Err(DecodeError::NonCanonicalVarint)
+    );
+    assert_eq!(
+        String::decode(&[0x80, 0x00]),
+        Err(DecodeError::NonCanonicalVarint)
+    );
+    assert_eq!(
+        WorldSnapshot::decode(&[0, 0, 0, 0, 0x80, 0x80, 0x00]),
+        Err(DecodeError::NonCanonicalVarint)
+    );
+    // A message id past u32.
+    assert_eq!(
+        split_message(&[0xff, 0xff, 0xff, 0xff, 0x1f]),
+        Err(DecodeError::VarintOverflow)
+    );
+}
+
+#[test]
+fn c8_invalid_utf8_is_refused() {
+    let cases: [&[u8]; 5] = [
+        &[0xff],             // never valid
+        &[0xc0, 0x80],       // overlong NUL
+        &[0xed, 0xa0, 0x80], // surrogate U+D800
+        &[0xe2, 0x82],       // truncated €
+        &[b'o', b'k', 0xfe], // valid, then not
+    ];
+    for bad in cases {
+        let mut prefixed = varint(bad.len() as u64);
+        prefixed.extend_from_slice(bad);
+        assert_eq!(
+            String::decode(&prefixed),
+            Err(DecodeError::InvalidUtf8),
+            "{bad:x?}"
+        );
+        assert_eq!(<&str>::decode(&prefixed), Err(DecodeError::InvalidUtf8));
+        assert_eq!(Cow::<str>::decode(&prefixed), Err(DecodeError::InvalidUtf8));
+        assert_eq!(Box::<str>::decode(&prefixed), Err(DecodeError::InvalidUtf8));
+        let spawn = spawn_with_name_prefix(&prefixed);
+        assert_eq!(SpawnEntity::decode(&spawn), Err(DecodeError::InvalidUtf8));
+        assert_eq!(
+            SpawnEntityRef::decode(&spawn),
+            Err(DecodeError::InvalidUtf8)
+        );
+        let mut in_place = samples::spawn_entity();
+        assert_eq!(
+            in_place.decode_in_place(&spawn),
+            Err(DecodeError::InvalidUtf8)
+        );
+    }
+}
+
+#[test]
+fn c9_invalid_tags_and_values_are_refused() {
+    // Stance: 0..=2 are variants; max+1, 255 and u32::MAX are not.
+    for tag in [3u64, 255, u64::from(u32::MAX)] {
+        assert_eq!(
+            Stance::decode(&varint(tag)),
+            Err(DecodeError::InvalidTag),
+            "{tag}"
+        );
+        let mut input = samples::player_input().to_vec();
+        input.pop();
+        input.extend_from_slice(&varint(tag));
+        assert_eq!(
+            PlayerInput::decode(&input),
+            Err(DecodeError::InvalidTag),
+            "{tag}"
+        );
+    }
+    assert_eq!(
+        Stance::decode(&varint(u64::from(u32::MAX) + 1)),
+        Err(DecodeError::VarintOverflow)
+    );
+    // Button bits that no button uses.
+    let mut input = samples::player_input().to_vec();
+    input[5] = 0x40;
+    assert_eq!(PlayerInput::decode(&input), Err(DecodeError::InvalidValue));
+    // bool: only 0 and 1.
+    for byte in 2..=255u8 {
+        assert_eq!(
+            bool::decode(&[byte]),
+            Err(DecodeError::InvalidTag),
+            "{byte}"
+        );
+        assert_eq!(
+            Option::<u8>::decode(&[byte, 0]),
+            Err(DecodeError::InvalidTag),
+            "{byte}"
+        );
+    }
+    assert_eq!(bool::decode(&[1]), Ok(true));
+    // NonZero: zero is not a value.
+    assert_eq!(NonZeroU16::decode(&[0, 0]), Err(DecodeError::InvalidValue));
+    assert_eq!(NonZeroU32::decode(&[0; 4]), Err(DecodeError::InvalidValue));
+    assert_eq!(NonZeroU64::decode(&[0; 8]), Err(DecodeError::InvalidValue));
+    assert_eq!(
+        NonZeroU32::decode(&[1, 0, 0, 0]).map(NonZeroU32::get),
+        Ok(1)
+    );
+    // char: a surrogate and past U+10FFFF.
+    assert_eq!(
+        char::decode(&0xd800u32.to_le_bytes()),
+        Err(DecodeError::InvalidValue)
+    );
+    assert_eq!(
+        char::decode(&0x11_0000u32.to_le_bytes()),
+        Err(DecodeError::InvalidValue)
+    );
+}
+
+/// A recursive type: decoding nests through `Box`, so depth is limited.
+#[derive(Debug, PartialEq, Encode, Decode)]
+enum Tree {
+    #[zao(tag = 0)]
+    Leaf(u8),
+    #[zao(tag = 1)]
+    Node(Box<Tree>, Box<Tree>),
+}
+
+#[test]
+fn c10_nesting_past_the_depth_limit_is_refused_without_stack_overflow() {
+    // A left spine a million deep: 0x01 repeated, then nothing.
+    let deep = vec![0x01u8; 1_000_000];
+    assert_eq!(Tree::decode(&deep), Err(DecodeError::DepthExceeded));
+    // Nested vectors, too.
+    let deep = vec![0x01u8; 100];
+    assert_eq!(
+        Vec::<Vec<Vec<Vec<Vec<u8>>>>>::decode_with_limits(
+            &deep,
+            DecodeLimits {
+                max_depth: 3,
+                ..DecodeLimits::DEFAULT
+            }
+        ),
+        Err(DecodeError::DepthExceeded)
+    );
+    // Within the limit a tree round-trips.
+    let tree = Tree::Node(
+        Box::new(Tree::Leaf(1)),
+        Box::new(Tree::Node(Box::new(Tree::Leaf(2)), Box::new(Tree::Leaf(3)))),
+    );
+    let bytes = tree.to_vec();
+    assert_eq!(bytes, [1, 0, 1, 1, 0, 2, 0, 3]);
+    assert_eq!(Tree::decode(&bytes), Ok(tree));
+    // Exactly at the limit decodes, one past does not.
+    let limits = DecodeLimits {
+        max_depth: 4,
+        ..DecodeLimits::DEFAULT
+    };
+    let mut at_limit = vec![1u8; 4];
+    at_limit.extend_from_slice(&[0, 9, 0, 9, 0, 9, 0, 9, 0, 9]);
+    assert!(Tree::decode_with_limits(&at_limit, limits).is_ok());
+    let mut past = vec![1u8; 5];
+    past.extend_from_slice(&[0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9]);
+    assert_eq!(
+        Tree::decode_with_limits(&past, limits),
+        Err(DecodeError::DepthExceeded)
+    );
+}
+
+#[test]
+fn c11_trailing_bytes_are_refused() {
+    for (name, file) in golden_files() {
+        let mut longer = file.clone();
+        longer.push(0);
+        assert_eq!(
+            GameMessage::decode(&longer),
+            Err(DecodeError::TrailingBytes),
+            "{name}"
+        );
+    }
+    let mut moved = samples::player_moved().to_vec();
+    moved.push(0xaa);
+    assert_eq!(PlayerMoved::decode(&moved), Err(DecodeError::TrailingBytes));
+    let mut in_place = PlayerMoved::default();
+    assert_eq!(
+        in_place.decode_in_place(&moved),
+        Err(DecodeError::TrailingBytes)
+    );
+    // decode_prefix hands the rest back instead.
+    let (value, rest) = PlayerMoved::decode_prefix(&moved).unwrap();
+    assert_eq!((value, rest), (samples::player_moved(), &[0xaa][..]));
+}
+
+#[test]
+fn c12_floats_round_trip_bit_exact() {
+    let specials = [
+        f32::NAN,
+        f32::from_bits(0x7fc0_1234), // quiet NaN with payload
+        f32::from_bits(0x7f80_0001), // signalling NaN
+        f32::from_bits(0xffc0_0000), // negative NaN
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        0.0,
+        f32::from_bits(1), // smallest subnormal
+        f32::from_bits(0x007f_ffff),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+    ];
+    for x in specials {
+        let bytes = x.to_vec();
+        assert_eq!(bytes, x.to_bits().to_le_bytes());
+        assert_eq!(f32::decode(&bytes).unwrap().to_bits(), x.to_bits());
+        let moved = PlayerMoved {
+            entity: 1,
+            position: glam::Vec3::new(x, -x, x),
+        };
+        let back = PlayerMoved::decode(&moved.to_vec()).unwrap();
+        assert_eq!(back.position.x.to_bits(), x.to_bits());
+        assert_eq!(back.position.y.to_bits(), (-x).to_bits());
+        let run = vec![x; 5];
+        let back = Vec::<f32>::decode(&run.to_vec()).unwrap();
+        assert!(back.iter().all(|y| y.to_bits() == x.to_bits()));
+    }
+    for bits in [
+        f64::NAN.to_bits() | 0xbeef,
+        (-0.0f64).to_bits(),
+        1,
+        f64::INFINITY.to_bits(),
+    ] {
+        let x = f64::from_bits(bits);
+        assert_eq!(f64::decode(&x.to_vec()).unwrap().to_bits(), bits);
+    }
+}
+
+#[test]
+fn c13_duplicate_map_keys_are_refused() {
+    // Inventory with slot 4 twice.
+    let mut bytes = vec![9, 0, 0, 0, 2];
+    for _ in 0..2 {
+        bytes.extend_from_slice(&4u32.to_le_bytes());
+        bytes.extend_from_slice(&[1, 0, 0, 0, 1, 0, 1, 0, 0]);
+    }
+    assert_eq!(Inventory::decode(&bytes), Err(DecodeError::DuplicateKey));
+    let mut warm = samples::inventory(8);
+    assert_eq!(warm.decode_in_place(&bytes), Err(DecodeError::DuplicateKey));
+    // The same pairs as a HashMap and a BTreeMap.
+    let dup = [2u8, 5, 1, 5, 2];
+    assert_eq!(
+        HashMap::<u8, u8>::decode(&dup),
+        Err(DecodeError::DuplicateKey)
+    );
+    assert_eq!(
+        BTreeMap::<u8, u8>::decode(&dup),
+        Err(DecodeError::DuplicateKey)
+    );
+    // A BTreeMap must arrive in ascending order (its one canonical form);
+    // a HashMap may arrive in any order.
+    let descending = [2u8, 6, 1, 5, 2];
+    assert_eq!(
+        BTreeMap::<u8, u8>::decode(&descending),
+        Err(DecodeError::DuplicateKey)
+    );
+    assert_eq!(
+        HashMap::<u8, u8>::decode(&descending).map(|m| m.len()),
+        Ok(2)
+    );
+    let ascending = [2u8, 5, 2, 6, 1];
+    assert_eq!(
+        BTreeMap::<u8, u8>::decode(&ascending).unwrap().to_vec(),
+        ascending
+    );
+}
+
+#[test]
+fn c14_unknown_message_ids_are_reported() {
+    for id in [0u64, 6, 127, 128, 300, u64::from(u32::MAX)] {
+        let mut bytes = varint(id);
+        bytes.extend_from_slice(&samples::player_moved().to_vec());
+        assert_eq!(
+            GameMessage::decode(&bytes),
+            Err(DecodeError::UnknownMessage(id as u32)),
+            "id {id}"
+        );
+    }
+    // Asking for one message and finding another.
+    let mut buf = [0u8; 32];
+    let n = zao::encode_message(&samples::player_input(), &mut buf).unwrap();
+    assert_eq!(
+        decode_message::<PlayerMoved>(&buf[..n]),
+        Err(DecodeError::UnexpectedMessage {
+            expected: PlayerMoved::ID,
+            found: PlayerInput::ID
+        })
+    );
+}
+
+fn assert_too_small<T: Encode>(value: &T) {
+    let len = value.encoded_len();
+    let mut buf = vec![0x55u8; len - 1];
+    assert_eq!(
+        value.encode(&mut buf),
+        Err(EncodeError {
+            needed: len,
+            available: len - 1
+        })
+    );
+    assert!(
+        buf.iter().all(|&b| b == 0x55),
+        "a failed encode wrote nothing"
+    );
+    let mut exact = vec![0u8; len];
+    assert_eq!(value.encode(&mut exact), Ok(len));
+}
+
+#[test]
+fn c15_encoding_into_a_short_buffer_reports_sizes() {
+    assert_too_small(&samples::player_moved());
+    assert_too_small(&samples::player_input());
+    assert_too_small(&samples::spawn_entity());
+    assert_too_small(&samples::world_snapshot(32));
+    assert_too_small(&samples::world_snapshot(1024));
+    assert_too_small(&samples::inventory(128));
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        zao::encode_message(&samples::player_moved(), &mut buf),
+        Err(EncodeError {
+            needed: 17,
+            available: 16
+        })
+    );
+    assert_eq!(
+        samples::player_moved().encode(&mut []),
+        Err(EncodeError {
+            needed: 16,
+            available: 0
+        })
+    );
+}
+
+#[test]
+fn c16_random_bytes_never_panic() {
+    let mut rng = Rng::new(16);
+    let mut decoded_ok = 0usize;
+    for seed in 0..64u64 {
+        let mut rng_seed = Rng::new(seed);
+        let bytes = rng_seed.bytes(64 * 1024);
+        // Whole buffer, and many short windows (short inputs get further).
+        let _ = decode_every_body(&bytes);
+        let _ = GameMessage::decode(&bytes);
+        for _ in 0..2_000 {
+            let start = rng.below(bytes.len());
+            let len = rng.below(64).min(bytes.len() - start);
+            let window = &bytes[start..start + len];
+            decoded_ok += decode_every_body(window)
+                .iter()
+                .filter(|r| r.is_ok())
+                .count();
+            let _ = GameMessage::decode(window);
+        }
+    }
+    // Mutations of valid messages reach the deeper checks.
+    for (name, file) in golden_files() {
+        for round in 0..5_000 {
+            let mut bytes = file.clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len());
+                match rng.below(4) {
+                    0 => bytes[at] ^= 1 << rng.below(8),
+                    1 => bytes[at] = rng.u8(),
+                    2 => bytes.insert(at, rng.u8()),
+                    _ => {
+                        bytes.remove(at);
+                        if bytes.is_empty() {
+                            break;
+                        }
+                    }
+                }
+            }
+            if let Ok(msg) = GameMessage::decode(&bytes) {
+                decoded_ok += 1;
+                // Whatever decodes re-encodes to a message of the same size.
+                assert_eq!(msg.encoded_len(), bytes.len(), "{name} round {round}");
+            }
+        }
+    }
+    assert!(
+        decoded_ok > 0,
+        "some inputs should decode: the test reaches past the first check"
+    );
+}

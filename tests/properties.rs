@@ -1,0 +1,216 @@
+//! Seeded properties of the codec over random reference messages:
+//! - `decode(encode(x)) == x` (bit-exact for floats);
+//! - `encoded_len(x)` is what `encode` writes;
+//! - canonical: if `decode(b)` is `Ok(x)` then `encode(x) == b` (maps with
+//!   two or more `HashMap` entries aside: their order is the map's own);
+//! - every strict prefix of an encoding fails;
+//! - `decode_in_place` gives what `decode` gives, whatever the target held.
+
+// Test code: a panic is a failed test, so indexing and unwrap are fine here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::fmt::Debug;
+
+use common::Rng;
+use zao::{Decode, Encode};
+use zao_messages::{
+    GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntityRef, WorldSnapshot,
+};
+
+const CASES: u64 = 300;
+
+/// Checks every property for one value. Equality is on the encoding, which
+/// compares floats bit by bit (NaN included) where `PartialEq` would not.
+fn check<T>(value: &T, previous: &T, seed: u64)
+where
+    T: Encode + for<'de> Decode<'de> + Clone + Debug,
+{
+    let len = value.encoded_len();
+    let mut buf = vec![0u8; len + 8];
+    let written = value.encode(&mut buf).unwrap();
+    assert_eq!(written, len, "seed {seed}: encoded_len");
+    let bytes = &buf[..len];
+
+    let decoded = T::decode(bytes).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    assert_eq!(decoded.to_vec(), bytes, "seed {seed}: round trip");
+
+    let mut in_place = previous.clone();
+    in_place.decode_in_place(bytes).unwrap();
+    assert_eq!(in_place.to_vec(), bytes, "seed {seed}: decode_in_place");
+
+    // Prefixes: every one fails. Checking them all is quadratic, so large
+    // values check the short ones and a sample of the rest.
+    let ends: Vec<usize> = if len <= 256 {
+        (0..len).collect()
+    } else {
+        (0..64)
+            .chain((0..64).map(|i| len - 1 - i * (len / 64).max(1) % len))
+            .collect()
+    };
+    for end in ends {
+        assert!(
+            T::decode(&bytes[..end]).is_err(),
+            "seed {seed}: prefix {end} of {len}"
+        );
+    }
+}
+
+#[test]
+fn player_moved() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.player_moved(false), rng.player_moved(false));
+        check(&a, &b, seed);
+    }
+}
+
+#[test]
+fn player_input() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.player_input(false), rng.player_input(false));
+        check(&a, &b, seed);
+    }
+}
+
+#[test]
+fn spawn_entity() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.spawn_entity(false), rng.spawn_entity(false));
+        check(&a, &b, seed);
+        // The borrowed twin reads the same bytes to the same value.
+        let bytes = a.to_vec();
+        let borrowed = SpawnEntityRef::decode(&bytes).unwrap();
+        assert_eq!(borrowed.to_owned().to_vec(), bytes, "seed {seed}");
+        assert_eq!(borrowed.to_vec(), bytes, "seed {seed}");
+    }
+}
+
+#[test]
+fn world_snapshot() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.world_snapshot(false), rng.world_snapshot(false));
+        check(&a, &b, seed);
+    }
+}
+
+#[test]
+fn inventory() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.inventory(), rng.inventory());
+        // HashMap order is the map's own: compare values, not bytes.
+        let bytes = a.to_vec();
+        assert_eq!(bytes.len(), a.encoded_len(), "seed {seed}");
+        assert_eq!(Inventory::decode(&bytes).unwrap(), a, "seed {seed}");
+        let mut in_place = b.clone();
+        in_place.decode_in_place(&bytes).unwrap();
+        assert_eq!(in_place, a, "seed {seed}");
+        for end in 0..bytes.len().min(300) {
+            assert!(
+                Inventory::decode(&bytes[..end]).is_err(),
+                "seed {seed}: prefix {end}"
+            );
+        }
+    }
+}
+
+/// Canonical encoding: mutate valid messages at random; whatever still
+/// decodes must re-encode to exactly the bytes it came from.
+#[test]
+fn whatever_decodes_re_encodes_to_the_same_bytes() {
+    let mut accepted = 0;
+    for seed in 0..CASES * 10 {
+        let mut rng = Rng::new(seed);
+        let msg = match rng.below(5) {
+            0 => GameMessage::PlayerMoved(rng.player_moved(false)),
+            1 => GameMessage::PlayerInput(rng.player_input(false)),
+            2 => GameMessage::SpawnEntity(rng.spawn_entity(false)),
+            3 => GameMessage::WorldSnapshot(rng.world_snapshot(false)),
+            _ => {
+                let mut inventory = rng.inventory();
+                // One slot at most, so the byte order is fixed.
+                let keep = inventory.slots.keys().next().copied();
+                inventory.slots.retain(|k, _| Some(*k) == keep);
+                GameMessage::Inventory(inventory)
+            }
+        };
+        let mut bytes = vec![0u8; msg.encoded_len()];
+        msg.encode(&mut bytes).unwrap();
+        for _ in 0..=rng.below(3) {
+            let at = rng.below(bytes.len());
+            bytes[at] = rng.u8();
+        }
+        if let Ok(decoded) = GameMessage::decode(&bytes) {
+            accepted += 1;
+            let mut again = vec![0u8; decoded.encoded_len()];
+            decoded.encode(&mut again).unwrap();
+            assert_eq!(again, bytes, "seed {seed}");
+        }
+    }
+    assert!(
+        accepted > CASES,
+        "mutations mostly keep messages decodable: {accepted}"
+    );
+}
+
+/// Several messages share one buffer: a writer appends them, a reader takes
+/// them back in order and hands over the rest.
+#[test]
+fn several_messages_share_one_buffer() {
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let moved = rng.player_moved(true);
+        let spawn = rng.spawn_entity(true);
+        let snapshot = rng.world_snapshot(true);
+        let mut buf = vec![0u8; 32 * 1024];
+        let mut w = zao::Writer::new(&mut buf);
+        w.encode(&moved).unwrap();
+        w.encode(&spawn).unwrap();
+        w.encode(&snapshot).unwrap();
+        w.put_u8(0xee);
+        let n = w.position();
+        let mut r = zao::Reader::new(&buf[..n]);
+        assert_eq!(r.decode::<PlayerMoved>().unwrap(), moved);
+        assert_eq!(r.decode::<SpawnEntityRef<'_>>().unwrap().to_owned(), spawn);
+        assert_eq!(r.decode::<WorldSnapshot>().unwrap(), snapshot);
+        assert_eq!(r.rest(), [0xee]);
+        // PlayerInput and friends via decode_prefix.
+        let input = rng.player_input(true);
+        let mut bytes = input.to_vec();
+        bytes.extend_from_slice(&moved.to_vec());
+        let (first, rest) = PlayerInput::decode_prefix(&bytes).unwrap();
+        assert_eq!(first, input);
+        assert_eq!(PlayerMoved::decode(rest).unwrap(), moved);
+    }
+}
+
+/// `encode_to_vec` appends and reuses capacity; `encode_to_bytes` appends
+/// to a `BytesMut`; both give the same bytes as `encode`.
+#[test]
+fn vec_and_bytes_paths_match_the_slice_path() {
+    let mut vec = Vec::new();
+    let mut bytes = bytes::BytesMut::new();
+    for seed in 0..CASES {
+        let mut rng = Rng::new(seed);
+        let spawn = rng.spawn_entity(false);
+        let expected = {
+            let mut buf = vec![0u8; spawn.encoded_len()];
+            spawn.encode(&mut buf).unwrap();
+            buf
+        };
+        vec.clear();
+        vec.push(0xab);
+        assert_eq!(spawn.encode_to_vec(&mut vec), expected.len());
+        assert_eq!(vec[0], 0xab);
+        assert_eq!(vec[1..], expected[..], "seed {seed}");
+        bytes.clear();
+        assert_eq!(spawn.encode_to_bytes(&mut bytes), expected.len());
+        assert_eq!(bytes[..], expected[..], "seed {seed}");
+        assert_eq!(spawn.to_vec(), expected);
+    }
+}
