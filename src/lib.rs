@@ -134,6 +134,9 @@
 #[allow(unused_extern_crates)]
 extern crate self as zao;
 
+pub mod proto;
+#[cfg(feature = "quic")]
+pub mod quic;
 pub mod wire;
 
 pub use wire::{

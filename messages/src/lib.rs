@@ -24,6 +24,7 @@ pub mod samples;
 use std::collections::HashMap;
 
 use glam::{Quat, Vec2, Vec3};
+use zao::proto::{Channel, Direction, Protocol};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use zao::{Decode, DecodeError, Encode, EncodeError, Message};
 
@@ -192,6 +193,46 @@ pub struct Inventory {
     pub owner: u32,
     /// Slot index to stack.
     pub slots: HashMap<u32, ItemStack>,
+}
+
+/// A part of a snapshot is the tick and a run of its players: each chunk
+/// decodes on its own as a `WorldSnapshot`, so losing one datagram loses only
+/// its players.
+impl zao::proto::Snapshot for WorldSnapshot {
+    fn items(&self) -> usize {
+        self.players.len()
+    }
+
+    fn part_len(&self, items: core::ops::Range<usize>) -> usize {
+        4 + zao::varint_len(items.len() as u64) + 16 * items.len()
+    }
+
+    fn encode_part(&self, items: core::ops::Range<usize>, w: &mut zao::Writer<'_>) {
+        w.put_u32_le(self.tick);
+        // The same wire form as the whole message: a count, then the run.
+        self.players.get(items).unwrap_or_default().encode_to(w);
+    }
+}
+
+/// The reference protocol: every message with its channel and direction, the
+/// same on server and client.
+///
+/// | message | channel | sent by |
+/// |---|---|---|
+/// | `PlayerMoved` | unreliable | both |
+/// | `PlayerInput` | unreliable | clients |
+/// | `SpawnEntity` | reliable | both |
+/// | `WorldSnapshot` | snapshot | the server |
+/// | `Inventory` | reliable | both |
+#[must_use]
+pub fn protocol() -> Protocol {
+    let mut p = Protocol::new();
+    p.add::<PlayerMoved>(Channel::Unreliable, Direction::Both)
+        .add::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
+        .add::<SpawnEntity>(Channel::Reliable, Direction::Both)
+        .add::<WorldSnapshot>(Channel::Snapshot, Direction::ServerToClient)
+        .add::<Inventory>(Channel::Reliable, Direction::Both);
+    p
 }
 
 /// Any reference message, decoded by its id.

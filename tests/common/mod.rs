@@ -4,6 +4,8 @@
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+pub mod net;
+
 use std::collections::HashMap;
 
 use glam::{Quat, Vec2, Vec3};

@@ -1,0 +1,181 @@
+//! The handshake on the control stream (docs/WIRE.md §12): the client says
+//! [`Hello`], the server answers [`HelloReply`]. Both are zao messages,
+//! framed like any reliable message.
+
+use core::fmt;
+
+use crate::{Decode, Encode};
+
+use super::{Protocol, ProtocolEntry};
+
+/// First field of every [`Hello`]: "ZAO1".
+pub const PROTOCOL_MAGIC: u32 = 0x5a41_4f31;
+
+/// The client's opening message.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct Hello {
+    /// [`PROTOCOL_MAGIC`]: refuses a peer that is not zao at all.
+    pub magic: u32,
+    /// The client's zao version (`CARGO_PKG_VERSION`).
+    pub version: String,
+    /// [`Protocol::hash`] of the client's registrations.
+    pub protocol_hash: u64,
+    /// The registrations themselves, so a mismatch can be named.
+    pub messages: Vec<ProtocolEntry>,
+    /// An authentication token for the server's callback.
+    pub token: Option<Vec<u8>>,
+}
+
+/// The server's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum HelloReply {
+    /// Accepted: the client's id on this server.
+    #[zao(tag = 0)]
+    Welcome {
+        /// Assigned client id.
+        client_id: u64,
+    },
+    /// Refused, with a reason both sides can read.
+    #[zao(tag = 1)]
+    Refused(RefuseReason),
+}
+
+/// Why the server refused a client.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum RefuseReason {
+    /// The opening bytes were not a zao hello.
+    #[zao(tag = 0)]
+    NotZao,
+    /// Incompatible zao versions.
+    #[zao(tag = 1)]
+    VersionMismatch {
+        /// The server's version.
+        server: String,
+        /// The client's version.
+        client: String,
+    },
+    /// The message registrations differ.
+    #[zao(tag = 2)]
+    ProtocolMismatch {
+        /// The first difference, seen from the server.
+        detail: String,
+    },
+    /// The server's auth callback said no.
+    #[zao(tag = 3)]
+    Unauthorized {
+        /// What the callback said.
+        detail: String,
+    },
+    /// The server has `max_clients` already.
+    #[zao(tag = 4)]
+    ServerFull,
+}
+
+impl fmt::Display for RefuseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotZao => f.write_str("not a zao client"),
+            Self::VersionMismatch { server, client } => {
+                write!(f, "zao version mismatch: server {server}, client {client}")
+            }
+            Self::ProtocolMismatch { detail } => write!(f, "protocol mismatch: {detail}"),
+            Self::Unauthorized { detail } => write!(f, "unauthorized: {detail}"),
+            Self::ServerFull => f.write_str("server full"),
+        }
+    }
+}
+
+/// Whether two zao versions can talk: the same major version, and for 0.x
+/// the same minor version (semver's compatibility rule).
+#[must_use]
+pub fn versions_compatible(a: &str, b: &str) -> bool {
+    fn key(v: &str) -> Option<(u64, u64)> {
+        let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+        let major = parts.next()??;
+        let minor = parts.next()??;
+        Some(if major == 0 { (0, minor) } else { (major, 0) })
+    }
+    key(a).is_some_and(|ka| Some(ka) == key(b))
+}
+
+/// Checks a client's hello against the server's protocol and version; the
+/// auth token is the caller's to check.
+///
+/// # Errors
+/// The [`RefuseReason`] to send back.
+pub fn check_hello(hello: &Hello, protocol: &Protocol, version: &str) -> Result<(), RefuseReason> {
+    if hello.magic != PROTOCOL_MAGIC {
+        return Err(RefuseReason::NotZao);
+    }
+    if !versions_compatible(&hello.version, version) {
+        return Err(RefuseReason::VersionMismatch {
+            server: version.to_owned(),
+            client: hello.version.clone(),
+        });
+    }
+    let theirs = Protocol::from_entries(hello.messages.clone());
+    if hello.protocol_hash != protocol.hash() || theirs.hash() != hello.protocol_hash {
+        let detail = protocol
+            .diff(&theirs)
+            .unwrap_or_else(|| "protocol hash differs".to_owned());
+        return Err(RefuseReason::ProtocolMismatch { detail });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::{Channel, Direction};
+
+    #[derive(Encode, Decode, crate::Message)]
+    #[zao(id = 1)]
+    struct Ping {
+        n: u32,
+    }
+
+    #[derive(Encode, Decode, crate::Message)]
+    #[zao(id = 1)]
+    struct PingWide {
+        n: u64,
+    }
+
+    fn hello(protocol: &Protocol) -> Hello {
+        Hello {
+            magic: PROTOCOL_MAGIC,
+            version: "0.1.3".into(),
+            protocol_hash: protocol.hash(),
+            messages: protocol.entries().to_vec(),
+            token: Some(b"secret".to_vec()),
+        }
+    }
+
+    #[test]
+    fn matching_hello_is_accepted_and_round_trips() {
+        let mut p = Protocol::new();
+        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        let h = hello(&p);
+        assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
+        assert_eq!(Hello::decode(&h.to_vec()), Ok(h));
+    }
+
+    #[test]
+    fn mismatches_are_refused_with_a_reason() {
+        let mut p = Protocol::new();
+        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        let mut q = Protocol::new();
+        q.add::<PingWide>(Channel::Reliable, Direction::Both);
+        let err = check_hello(&hello(&q), &p, "0.1.0").unwrap_err();
+        assert!(err.to_string().contains("Ping"), "{err}");
+        let err = check_hello(&hello(&p), &p, "0.2.0").unwrap_err();
+        assert!(matches!(err, RefuseReason::VersionMismatch { .. }));
+        let mut bad = hello(&p);
+        bad.magic = 0;
+        assert_eq!(check_hello(&bad, &p, "0.1.0"), Err(RefuseReason::NotZao));
+        let reply = HelloReply::Refused(err);
+        assert_eq!(HelloReply::decode(&reply.to_vec()), Ok(reply));
+        assert!(versions_compatible("1.2.0", "1.9.1"));
+        assert!(!versions_compatible("1.2.0", "2.0.0"));
+        assert!(!versions_compatible("garbage", "garbage"));
+    }
+}

@@ -1,0 +1,216 @@
+//! Snapshots: split into independently decodable chunks on send, sequenced
+//! on receipt so the newest always wins.
+
+use core::ops::Range;
+use std::collections::HashMap;
+
+use crate::{Message, Writer};
+
+use super::SnapshotHeader;
+
+/// A message that can travel on [`Channel::Snapshot`](super::Channel::Snapshot)
+/// split into parts: each part holds a range of the snapshot's items and is a
+/// whole, valid message of the same type, so losing one datagram loses only
+/// its items.
+///
+/// For `WorldSnapshot { tick, players }`, a part is the tick and a slice of
+/// the players.
+pub trait Snapshot: Message {
+    /// How many items can be split between parts.
+    fn items(&self) -> usize;
+
+    /// Encoded length of the part holding `items`.
+    fn part_len(&self, items: Range<usize>) -> usize;
+
+    /// Writes the part holding `items`: exactly `part_len(items)` bytes.
+    fn encode_part(&self, items: Range<usize>, w: &mut Writer<'_>);
+}
+
+/// The item ranges of a snapshot's chunks.
+pub type ChunkPlan = Vec<Range<usize>>;
+
+/// Most chunks one snapshot may be split into; a header claiming more is
+/// malformed (it bounds the receiver's bookkeeping).
+pub const MAX_CHUNKS: u32 = 4096;
+
+/// Splits `snapshot` into as few parts as possible with every part at most
+/// `max_part_len` bytes. `None` if one item alone is too large or the
+/// snapshot needs more than [`MAX_CHUNKS`] parts.
+#[must_use]
+pub fn plan_chunks<S: Snapshot>(snapshot: &S, max_part_len: usize) -> Option<ChunkPlan> {
+    let items = snapshot.items();
+    if snapshot.part_len(0..items) <= max_part_len {
+        return Some(core::iter::once(0..items).collect());
+    }
+    let mut plan = Vec::new();
+    let mut start = 0;
+    while start < items {
+        // Gallop, then bisect, for the largest `end` that fits:
+        // `part_len` grows with the range.
+        let fits = |end: usize| snapshot.part_len(start..end) <= max_part_len;
+        if !fits(start + 1) {
+            return None;
+        }
+        let (mut lo, mut step) = (start + 1, 1);
+        while lo + step <= items && fits(lo + step) {
+            lo += step;
+            step *= 2;
+        }
+        let mut hi = (lo + step).min(items + 1); // exclusive bound that may not fit
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) { lo = mid } else { hi = mid }
+        }
+        plan.push(start..lo);
+        start = lo;
+        if plan.len() > MAX_CHUNKS as usize {
+            return None;
+        }
+    }
+    Some(plan)
+}
+
+/// What to do with a received snapshot chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotVerdict {
+    /// Deliver it: it is from the newest snapshot seen.
+    Deliver,
+    /// Drop it: a newer snapshot has already been delivered.
+    Stale,
+    /// Drop it: this chunk was already delivered (a duplicated datagram).
+    Duplicate,
+}
+
+#[derive(Debug, Default)]
+struct Latest {
+    seq: u64,
+    delivered: Vec<u64>,
+}
+
+/// Sequences received snapshot chunks per message id: the chunks of the
+/// newest snapshot are delivered once each, anything older is dropped. A
+/// lost chunk never holds back the ones after it.
+#[derive(Debug, Default)]
+pub struct SnapshotReceiver {
+    latest: HashMap<u32, Latest>,
+}
+
+impl SnapshotReceiver {
+    /// A receiver that has seen nothing.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decides on one chunk of message `id`.
+    #[must_use = "the verdict says whether to deliver"]
+    pub fn handle_chunk(&mut self, id: u32, header: SnapshotHeader) -> SnapshotVerdict {
+        if header.chunks > MAX_CHUNKS || header.chunk >= header.chunks {
+            return SnapshotVerdict::Duplicate;
+        }
+        let latest = self.latest.entry(id).or_default();
+        let fresh = latest.delivered.is_empty();
+        if !fresh && header.seq < latest.seq {
+            return SnapshotVerdict::Stale;
+        }
+        if fresh || header.seq > latest.seq {
+            latest.seq = header.seq;
+            latest.delivered.clear();
+            latest
+                .delivered
+                .resize(header.chunks.div_ceil(64) as usize, 0);
+        }
+        let (word, bit) = ((header.chunk / 64) as usize, header.chunk % 64);
+        match latest.delivered.get_mut(word) {
+            Some(w) if *w & (1 << bit) == 0 => {
+                *w |= 1 << bit;
+                SnapshotVerdict::Deliver
+            }
+            _ => SnapshotVerdict::Duplicate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Decode, Encode, Schema};
+
+    /// A tick and items of 10 bytes each.
+    #[derive(Encode, Decode, crate::Message)]
+    #[zao(id = 9)]
+    struct Snap {
+        tick: u32,
+        items: Vec<[u8; 10]>,
+    }
+
+    impl Snapshot for Snap {
+        fn items(&self) -> usize {
+            self.items.len()
+        }
+        fn part_len(&self, items: Range<usize>) -> usize {
+            4 + crate::varint_len(items.len() as u64) + 10 * items.len()
+        }
+        fn encode_part(&self, items: Range<usize>, w: &mut Writer<'_>) {
+            w.put_u32_le(self.tick);
+            w.put_len(items.len());
+            for item in self.items.get(items).unwrap_or_default() {
+                w.put_slice(item);
+            }
+        }
+    }
+
+    #[test]
+    fn plans_cover_every_item_once_within_the_size() {
+        let _ = Snap::FINGERPRINT;
+        for n in [0usize, 1, 5, 99, 100, 101, 1000] {
+            let snap = Snap {
+                tick: 1,
+                items: vec![[1; 10]; n],
+            };
+            for max in [15usize, 50, 105, 1200] {
+                let plan = plan_chunks(&snap, max).unwrap_or_default();
+                assert!(!plan.is_empty() || n == 0);
+                let covered: Vec<usize> = plan.iter().flat_map(Clone::clone).collect();
+                assert_eq!(covered, (0..n).collect::<Vec<_>>(), "n {n} max {max}");
+                for r in &plan {
+                    assert!(snap.part_len(r.clone()) <= max);
+                }
+                // Greedy: every chunk but the last is full.
+                for r in plan.iter().rev().skip(1) {
+                    assert!(snap.part_len(r.start..r.end + 1) > max);
+                }
+            }
+        }
+        assert!(
+            plan_chunks(
+                &Snap {
+                    tick: 1,
+                    items: vec![[0; 10]; 3]
+                },
+                14
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn newest_wins_and_chunks_deliver_once() {
+        let h = |seq, chunk, chunks| SnapshotHeader { seq, chunk, chunks };
+        let mut r = SnapshotReceiver::new();
+        assert_eq!(r.handle_chunk(1, h(5, 0, 2)), SnapshotVerdict::Deliver);
+        assert_eq!(r.handle_chunk(1, h(5, 0, 2)), SnapshotVerdict::Duplicate);
+        assert_eq!(r.handle_chunk(1, h(4, 1, 2)), SnapshotVerdict::Stale);
+        assert_eq!(r.handle_chunk(1, h(7, 1, 2)), SnapshotVerdict::Deliver);
+        assert_eq!(r.handle_chunk(1, h(5, 1, 2)), SnapshotVerdict::Stale);
+        assert_eq!(r.handle_chunk(1, h(7, 0, 2)), SnapshotVerdict::Deliver);
+        // Another message id has its own sequence.
+        assert_eq!(r.handle_chunk(2, h(0, 0, 1)), SnapshotVerdict::Deliver);
+        // Nonsense headers are dropped.
+        assert_ne!(r.handle_chunk(1, h(9, 3, 2)), SnapshotVerdict::Deliver);
+        assert_ne!(
+            r.handle_chunk(1, h(9, 0, u32::MAX)),
+            SnapshotVerdict::Deliver
+        );
+    }
+}

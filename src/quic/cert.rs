@@ -1,0 +1,231 @@
+//! Certificates: a self-signed development certificate whose SHA-256 a
+//! client pins (as WebTransport's `serverCertificateHashes` does), or
+//! verification against CA roots.
+
+use core::fmt;
+use std::sync::{Arc, Mutex};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+
+/// A certificate chain and its private key, for a server.
+#[derive(Debug)]
+pub struct Certificate {
+    /// The chain, leaf first.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// The leaf's private key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Clone for Certificate {
+    fn clone(&self) -> Self {
+        Self {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+/// Why a certificate could not be made.
+#[derive(Debug)]
+pub struct CertificateError(String);
+
+impl fmt::Display for CertificateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "certificate: {}", self.0)
+    }
+}
+
+impl std::error::Error for CertificateError {}
+
+impl Certificate {
+    /// A new self-signed certificate for `names` (e.g. `["localhost"]`),
+    /// for development: clients pin its [`sha256`](Self::sha256).
+    ///
+    /// # Errors
+    /// [`CertificateError`] if key generation fails.
+    pub fn self_signed(names: &[&str]) -> Result<Self, CertificateError> {
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        let certified = rcgen::generate_simple_self_signed(names)
+            .map_err(|e| CertificateError(e.to_string()))?;
+        Ok(Self {
+            chain: vec![certified.cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+                certified.signing_key.serialize_der(),
+            )),
+        })
+    }
+
+    /// SHA-256 of the leaf certificate's DER: what a client pins.
+    #[must_use]
+    pub fn sha256(&self) -> CertHash {
+        self.chain
+            .first()
+            .map_or(CertHash([0; 32]), |leaf| CertHash::of(leaf))
+    }
+}
+
+/// A certificate's SHA-256, printed and parsed as 64 hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CertHash(pub [u8; 32]);
+
+impl CertHash {
+    /// The hash of a DER certificate.
+    #[must_use]
+    pub fn of(der: &[u8]) -> Self {
+        let digest = ring::digest::digest(&ring::digest::SHA256, der);
+        let mut out = [0u8; 32];
+        out.copy_from_slice(digest.as_ref());
+        Self(out)
+    }
+
+    /// Parses 64 hex digits (colons allowed between bytes).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        let hex: Vec<u8> = text.bytes().filter(|b| *b != b':').collect();
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (byte, pair) in out.iter_mut().zip(hex.chunks(2)) {
+            let s = core::str::from_utf8(pair).ok()?;
+            *byte = u8::from_str_radix(s, 16).ok()?;
+        }
+        Some(Self(out))
+    }
+}
+
+impl fmt::Display for CertHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl fmt::Debug for CertHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CertHash({self})")
+    }
+}
+
+impl core::str::FromStr for CertHash {
+    type Err = CertificateError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| CertificateError(format!("not a SHA-256 hex hash: {s:?}")))
+    }
+}
+
+/// How a client decides to trust the server.
+#[derive(Clone, Debug)]
+pub enum ServerTrust {
+    /// Accept exactly a certificate with one of these SHA-256 hashes (a
+    /// development server's self-signed certificate).
+    PinnedSha256(Vec<CertHash>),
+    /// Verify the chain against these CA roots and the server name.
+    CaRoots(Arc<rustls::RootCertStore>),
+}
+
+/// The provider every zao TLS config uses: rustls with ring.
+pub(crate) fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Accepts a server certificate only if its hash is pinned; remembers the
+/// hash it saw on a mismatch, so the client can say what went wrong.
+#[derive(Debug)]
+pub(crate) struct PinnedVerifier {
+    pinned: Vec<CertHash>,
+    provider: Arc<CryptoProvider>,
+    pub(crate) mismatch: Mutex<Option<CertHash>>,
+}
+
+impl PinnedVerifier {
+    pub(crate) fn new(pinned: Vec<CertHash>) -> Self {
+        Self {
+            pinned,
+            provider: provider(),
+            mismatch: Mutex::new(None),
+        }
+    }
+}
+
+impl ServerCertVerifier for PinnedVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let seen = CertHash::of(end_entity);
+        if self.pinned.contains(&seen) {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            if let Ok(mut slot) = self.mismatch.lock() {
+                *slot = Some(seen);
+            }
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::ApplicationVerificationFailure,
+            ))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_print_and_parse() {
+        let cert = Certificate::self_signed(&["localhost"]).unwrap_or_else(|e| panic!("{e}"));
+        let hash = cert.sha256();
+        let text = hash.to_string();
+        assert_eq!(text.len(), 64);
+        assert_eq!(CertHash::parse(&text), Some(hash));
+        assert_eq!(text.parse::<CertHash>().ok(), Some(hash));
+        assert_eq!(CertHash::parse("zz"), None);
+        assert_ne!(
+            Certificate::self_signed(&["localhost"])
+                .map(|c| c.sha256())
+                .ok(),
+            Some(hash)
+        );
+    }
+}

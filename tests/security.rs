@@ -1,0 +1,461 @@
+//! Security rows of the test matrix over real loopback QUIC: S1 (never
+//! finishes the handshake), S2 (wrong protocol or token), S3 (4 GiB frame),
+//! S4 (oversize datagram), S5 (idle, trickle, stream hoarding), S7
+//! (certificate mismatch), and C14 at the transport (unknown message id).
+//! Misbehaving peers are raw quinn connections speaking as much of zao as
+//! the attack needs.
+
+// Test code: a panic is a failed test, so indexing and unwrap are fine here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::net::{client_config, connect, connect_default, server_with, wait_client, wait_server};
+use zao::proto::{
+    Channel, Direction, Hello, HelloReply, PROTOCOL_MAGIC, Protocol, RefuseReason, frame_header,
+};
+use zao::quic::quinn::{self, ConnectionError, VarInt};
+use zao::quic::{
+    CertHash, Certificate, Client, ClientConfig, ClientEvent, DisconnectReason, Limits, Server,
+    ServerConfig, ServerEvent, Side, Target,
+};
+use zao::{Decode, Encode};
+use zao_messages::{Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples};
+
+/// A bare QUIC connection to a zao server, on a runtime of its own.
+struct Raw {
+    rt: tokio::runtime::Runtime,
+    _endpoint: quinn::Endpoint,
+    conn: quinn::Connection,
+}
+
+fn raw_connect(server: &Server) -> Raw {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = client_config(server).quinn_client_config().unwrap();
+    let addr = server.local_addr();
+    let (endpoint, conn) = rt.block_on(async move {
+        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+        endpoint.set_default_client_config(config);
+        let conn = endpoint.connect(addr, "localhost").unwrap().await.unwrap();
+        (endpoint, conn)
+    });
+    Raw {
+        rt,
+        _endpoint: endpoint,
+        conn,
+    }
+}
+
+fn framed(payload: &[u8]) -> Vec<u8> {
+    let (header, n) = frame_header(payload.len());
+    let mut out = header[..n].to_vec();
+    out.extend_from_slice(payload);
+    out
+}
+
+impl Raw {
+    /// Sends a hello for `protocol` and returns the server's reply.
+    fn handshake(&self, protocol: &Protocol) -> HelloReply {
+        let hello = Hello {
+            magic: PROTOCOL_MAGIC,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            protocol_hash: protocol.hash(),
+            messages: protocol.entries().to_vec(),
+            token: None,
+        };
+        self.rt.block_on(async {
+            let (mut send, mut recv) = self.conn.open_bi().await.unwrap();
+            send.write_all(&framed(&hello.to_vec())).await.unwrap();
+            send.finish().unwrap();
+            let reply = recv.read_to_end(64 * 1024).await.unwrap();
+            let mut r = zao::Reader::new(&reply);
+            let len = r.get_varint().unwrap() as usize;
+            HelloReply::decode(r.take(len).unwrap()).unwrap()
+        })
+    }
+
+    /// Waits for the connection to close; returns why, and how long it took.
+    fn closed_within(&self, limit: Duration) -> (ConnectionError, Duration) {
+        let start = Instant::now();
+        let err = self
+            .rt
+            .block_on(async { tokio::time::timeout(limit, self.conn.closed()).await })
+            .unwrap_or_else(|_| panic!("still open after {limit:?}"));
+        (err, start.elapsed())
+    }
+}
+
+fn app_close(err: &ConnectionError) -> (u64, String) {
+    match err {
+        ConnectionError::ApplicationClosed(c) => (
+            c.error_code.into_inner(),
+            String::from_utf8_lossy(&c.reason).into_owned(),
+        ),
+        other => panic!("expected an application close, got {other}"),
+    }
+}
+
+#[test]
+fn s1_a_connection_that_never_says_hello_is_closed_at_the_deadline_and_sent_nothing() {
+    let limits = Limits {
+        handshake_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let mut server = server_with(limits, None);
+    let (mut legit, _) = connect_default(&mut server);
+    let raw = raw_connect(&server);
+    // Game data flows to every *authenticated* client meanwhile.
+    for tick in 0..20 {
+        server
+            .send_snapshot(
+                Target::All,
+                &WorldSnapshot {
+                    tick,
+                    ..samples::world_snapshot(8)
+                },
+            )
+            .unwrap();
+        server
+            .send(Target::All, Channel::Reliable, &samples::spawn_entity())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (err, after) = raw.closed_within(Duration::from_secs(5));
+    assert_eq!(app_close(&err).0, 3, "handshake timeout code: {err}");
+    assert!(after < Duration::from_secs(3), "closed after {after:?}");
+    // It was sent nothing: no stream, no datagram.
+    let got_stream = raw
+        .rt
+        .block_on(async { raw.conn.accept_uni().await.is_ok() });
+    assert!(!got_stream, "an unauthenticated connection got a stream");
+    assert!(
+        raw.rt
+            .block_on(async { raw.conn.read_datagram().await.is_err() })
+    );
+    assert_eq!(server.clients().len(), 1, "only the legit client");
+    assert!(
+        wait_client(&mut legit, Duration::from_secs(2), |e| matches!(
+            e,
+            ClientEvent::Message { .. }
+        ))
+        .is_some()
+    );
+}
+
+#[test]
+fn s2_a_wrong_protocol_or_token_is_refused_with_a_reason_both_sides_read() {
+    // Protocol: the client lacks Inventory and moves SpawnEntity to unreliable.
+    let mut server = server_with(Limits::default(), None);
+    let mut theirs = Protocol::new();
+    theirs
+        .add::<PlayerMoved>(Channel::Unreliable, Direction::Both)
+        .add::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
+        .add::<SpawnEntity>(Channel::Unreliable, Direction::Both)
+        .add::<WorldSnapshot>(Channel::Snapshot, Direction::ServerToClient);
+    let config = ClientConfig {
+        protocol: theirs,
+        ..client_config(&server)
+    };
+    let mut client = Client::connect(config).unwrap();
+    let reason = client.wait_connected(Duration::from_secs(10)).unwrap_err();
+    let DisconnectReason::Refused(RefuseReason::ProtocolMismatch { detail }) = &reason else {
+        panic!("{reason}");
+    };
+    assert!(
+        detail.contains("SpawnEntity") && detail.contains("id 3"),
+        "{detail}"
+    );
+    let seen = wait_server(&mut server, Duration::from_secs(5), |e| {
+        matches!(e, ServerEvent::Refused { .. })
+    });
+    match seen {
+        Some(ServerEvent::Refused {
+            reason: RefuseReason::ProtocolMismatch { detail: d },
+            ..
+        }) => assert_eq!(&d, detail),
+        other => panic!("{other:?}"),
+    }
+    assert!(server.clients().is_empty());
+
+    // Tokens: an auth callback that knows one good token and one expired one.
+    let cert = Certificate::self_signed(&["localhost"]).unwrap();
+    let mut config = ServerConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        cert,
+        zao_messages::protocol(),
+    );
+    config.auth = Some(Arc::new(|req: &zao::quic::AuthRequest<'_>| {
+        match req.token {
+            Some(b"letmein") => Ok(()),
+            Some(b"old") => Err("token expired".to_owned()),
+            _ => Err("unknown token".to_owned()),
+        }
+    }));
+    let mut server = Server::start(config).unwrap();
+    for (token, want) in [
+        (Some(&b"nope"[..]), "unknown token"),
+        (Some(b"old"), "token expired"),
+        (None, "unknown token"),
+    ] {
+        let config = ClientConfig {
+            token: token.map(<[u8]>::to_vec),
+            ..client_config(&server)
+        };
+        let mut client = Client::connect(config).unwrap();
+        match client.wait_connected(Duration::from_secs(10)) {
+            Err(DisconnectReason::Refused(RefuseReason::Unauthorized { detail })) => {
+                assert_eq!(detail, want)
+            }
+            other => panic!("{other:?}"),
+        }
+        let seen = wait_server(&mut server, Duration::from_secs(5), |e| {
+            matches!(e, ServerEvent::Refused { .. })
+        });
+        assert!(
+            matches!(
+                seen,
+                Some(ServerEvent::Refused {
+                    reason: RefuseReason::Unauthorized { .. },
+                    ..
+                })
+            ),
+            "{seen:?}"
+        );
+    }
+    let config = ClientConfig {
+        token: Some(b"letmein".to_vec()),
+        ..client_config(&server)
+    };
+    let (_ok, _) = connect(&mut server, config);
+    assert_eq!(server.clients().len(), 1);
+}
+
+#[test]
+fn s3_a_4_gib_frame_closes_the_connection_before_buffering() {
+    let mut server = server_with(Limits::default(), None);
+    let raw = raw_connect(&server);
+    assert!(matches!(
+        raw.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    assert!(
+        wait_server(&mut server, Duration::from_secs(5), |e| matches!(
+            e,
+            ServerEvent::Connected { .. }
+        ))
+        .is_some()
+    );
+    raw.rt.block_on(async {
+        let mut send = raw.conn.open_uni().await.unwrap();
+        // Varint 2^32, then a little of the "body".
+        send.write_all(&[0x80, 0x80, 0x80, 0x80, 0x10, 1, 2, 3])
+            .await
+            .unwrap();
+    });
+    let (err, _) = raw.closed_within(Duration::from_secs(5));
+    let (code, reason) = app_close(&err);
+    assert_eq!(code, 2, "protocol violation: {reason}");
+    assert!(reason.contains("over the"), "{reason}");
+    let gone = wait_server(&mut server, Duration::from_secs(5), |e| {
+        matches!(e, ServerEvent::Disconnected { .. })
+    });
+    assert!(gone.is_some());
+}
+
+#[test]
+fn c14_an_unknown_message_id_disconnects_the_peer() {
+    let mut server = server_with(Limits::default(), None);
+    let raw = raw_connect(&server);
+    assert!(matches!(
+        raw.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    raw.rt.block_on(async {
+        let mut send = raw.conn.open_uni().await.unwrap();
+        send.write_all(&framed(&[99, 1, 2, 3])).await.unwrap();
+    });
+    let (err, _) = raw.closed_within(Duration::from_secs(5));
+    let (code, reason) = app_close(&err);
+    assert_eq!((code, reason.as_str()), (2, "unknown message id 99"));
+    let gone = wait_server(&mut server, Duration::from_secs(5), |e| {
+        matches!(e, ServerEvent::Disconnected { .. })
+    });
+    assert!(gone.is_some());
+}
+
+#[test]
+fn s4_an_oversize_datagram_is_dropped_and_counted() {
+    let limits = Limits {
+        max_datagram_payload: 500,
+        ..Limits::default()
+    };
+    let mut server = server_with(limits, None);
+    let raw = raw_connect(&server);
+    assert!(matches!(
+        raw.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    let Some(ServerEvent::Connected { client, .. }) =
+        wait_server(&mut server, Duration::from_secs(5), |e| {
+            matches!(e, ServerEvent::Connected { .. })
+        })
+    else {
+        panic!("no connect");
+    };
+    let mut big = vec![0x01, 0x90, 0x07]; // unreliable, one message of 912 bytes
+    big.extend(std::iter::repeat_n(0u8, 912));
+    let mut small = vec![0x01];
+    let input = {
+        let mut buf = vec![0u8; 64];
+        let n = zao::encode_message(&samples::player_input(), &mut buf).unwrap();
+        buf.truncate(n);
+        buf
+    };
+    small.push(input.len() as u8);
+    small.extend_from_slice(&input);
+    raw.conn.send_datagram(Bytes::from(big)).unwrap();
+    raw.conn.send_datagram(Bytes::from(small)).unwrap();
+    let got = wait_server(&mut server, Duration::from_secs(5), |e| {
+        matches!(e, ServerEvent::Message { .. })
+    });
+    match got {
+        Some(ServerEvent::Message {
+            channel: Channel::Unreliable,
+            payload,
+            ..
+        }) => assert_eq!(&payload[..], &input[..]),
+        other => panic!("{other:?}"),
+    }
+    let stats = server.stats(client).unwrap();
+    assert_eq!(stats.datagrams_dropped, 1, "{stats:?}");
+    assert!(
+        raw.conn.close_reason().is_none(),
+        "a dropped datagram is not a disconnect"
+    );
+}
+
+#[test]
+fn s5_idle_trickling_and_stream_hoarding_connections_are_closed_by_a_deadline() {
+    let silence = Duration::from_secs(1);
+    let limits = Limits {
+        silence_timeout: Some(silence),
+        ..Limits::default()
+    };
+    let mut server = server_with(limits.clone(), None);
+    // A real client stays: it sends heartbeats when it has nothing to say.
+    let mut config = client_config(&server);
+    config.limits = limits;
+    let (mut good, _) = connect(&mut server, config);
+
+    // Idle after auth.
+    let idle = raw_connect(&server);
+    assert!(matches!(
+        idle.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    // Trickling: one byte of a frame at a time, never a whole message.
+    let trickle = raw_connect(&server);
+    assert!(matches!(
+        trickle.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    let dribbler = trickle.rt.spawn({
+        let conn = trickle.conn.clone();
+        async move {
+            let mut send = conn.open_uni().await.unwrap();
+            send.write_all(&[100]).await.unwrap(); // a 100-byte frame...
+            for _ in 0..100 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if send.write_all(&[0]).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    // Hoarding: it may open one stream each way; a second waits forever.
+    let hoard = raw_connect(&server);
+    assert!(matches!(
+        hoard.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    let second = hoard.rt.block_on(async {
+        let _first = hoard.conn.open_uni().await.unwrap();
+        tokio::time::timeout(Duration::from_millis(300), hoard.conn.open_uni()).await
+    });
+    assert!(second.is_err(), "a second uni stream must not open");
+    // The control stream is done, so one bidi stream may open; a second
+    // beside it may not.
+    let second_bi = hoard.rt.block_on(async {
+        let (mut first, _) = hoard.conn.open_bi().await.unwrap();
+        first.write_all(b"hold").await.unwrap();
+        tokio::time::timeout(Duration::from_millis(300), hoard.conn.open_bi()).await
+    });
+    assert!(second_bi.is_err(), "a second bidi stream must not open");
+
+    for raw in [&idle, &trickle, &hoard] {
+        let (err, _) = raw.closed_within(silence * 4);
+        assert_eq!(app_close(&err).0, 7, "silence timeout: {err}");
+    }
+    drop(dribbler);
+    // The well-behaved client outlived them all.
+    std::thread::sleep(silence * 2);
+    good.send(Channel::Reliable, &samples::inventory(4))
+        .unwrap();
+    let got = wait_server(
+        &mut server,
+        Duration::from_secs(5),
+        |e| matches!(e, ServerEvent::Message { payload, .. } if zao::split_message(payload).map(|m| m.0) == Ok(<Inventory as zao::Message>::ID)),
+    );
+    assert!(
+        got.is_some(),
+        "the heartbeat kept the real client connected"
+    );
+    assert!(
+        wait_client(&mut good, Duration::from_millis(10), |e| matches!(
+            e,
+            ClientEvent::Disconnected { .. }
+        ))
+        .is_none()
+    );
+}
+
+#[test]
+fn s7_a_certificate_hash_mismatch_aborts_with_a_clear_error() {
+    let server = server_with(Limits::default(), None);
+    let wrong = Certificate::self_signed(&["localhost"]).unwrap().sha256();
+    let config = ClientConfig::pinned(server.local_addr(), wrong, zao_messages::protocol());
+    let mut client = Client::connect(config).unwrap();
+    match client.wait_connected(Duration::from_secs(10)) {
+        Err(DisconnectReason::CertificateMismatch {
+            expected,
+            presented,
+        }) => {
+            assert_eq!(expected, vec![wrong]);
+            assert_eq!(presented, Some(server.certificate_hash()));
+            let text = DisconnectReason::CertificateMismatch {
+                expected,
+                presented,
+            }
+            .to_string();
+            assert!(
+                text.contains(&server.certificate_hash().to_string()),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(server.clients().is_empty());
+    let _ = (
+        CertHash::parse(&wrong.to_string()),
+        VarInt::from_u32(0),
+        Side::Local,
+    );
+}
