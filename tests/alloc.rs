@@ -141,7 +141,8 @@ fn varint(value: u64) -> Vec<u8> {
     let mut buf = [0u8; 10];
     let mut w = zao::Writer::new(&mut buf);
     w.put_varint(value);
-    w.written().to_vec()
+    let n = w.position();
+    buf[..n].to_vec()
 }
 
 #[test]

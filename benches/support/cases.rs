@@ -24,6 +24,8 @@ use crate::peers::{self, pb};
 
 /// Zao, the subject.
 pub(crate) const ZAO: &str = "zao";
+/// bincode's legacy (fixed-width integer) config: a wire size, not timed.
+pub(crate) const BINCODE_FIXINT: &str = "bincode-fixint";
 /// The physical floor: the memory image copied with zerocopy, no format.
 pub(crate) const RAW: &str = "raw copy (zerocopy)";
 
@@ -393,6 +395,10 @@ where
     let (back, _) = bincode::decode_from_slice::<P, _>(&bytes, config).expect(LIB);
     assert_eq!(back, value, "{LIB}");
     case.wire.push((LIB, bytes.len()));
+    // Wire size only: bincode with fixed-width integers (its legacy config),
+    // the fixed-width form the size target compares against.
+    let fixint = bincode::encode_to_vec(&value, bincode::config::legacy()).expect(LIB);
+    case.wire.push((BINCODE_FIXINT, fixint.len()));
 
     let v = value.clone();
     case.push(LIB, Op::EncodeFresh, move |iters| {

@@ -86,7 +86,13 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     let enc = fields_encode(&v.fields.fields, binding_access);
                     (
                         quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,),
-                        quote!(Self::#vident #pattern => { __w.put_varint(#tag as u64); #enc }),
+                        if tag < 0x80 {
+                            // A one-byte varint is the byte itself.
+                            let byte = tag as u8;
+                            quote!(Self::#vident #pattern => { __w.put_u8(#byte); #enc })
+                        } else {
+                            quote!(Self::#vident #pattern => { __w.put_varint(#tag as u64); #enc })
+                        },
                     )
                 })
                 .unzip();
@@ -299,6 +305,7 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
     let body = match &input.shape {
         Shape::Struct(set) => decode_struct(input, set),
         Shape::Enum(variants) => {
+            let small_tags = variants.iter().all(|v| v.tag < 0x80);
             let arms = variants.iter().map(|v| {
                 let vident = &v.ident;
                 let tag = v.tag;
@@ -309,14 +316,77 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
                     .map(|_| quote!(::zao::Decode::decode_from(__r)?))
                     .collect();
                 let built = v.fields.construct(&exprs);
-                quote!(#tag => ::core::result::Result::Ok(Self::#vident #built),)
+                if small_tags {
+                    let byte = tag as u8;
+                    quote!(#byte => ::core::result::Result::Ok(Self::#vident #built),)
+                } else {
+                    quote!(#tag => ::core::result::Result::Ok(Self::#vident #built),)
+                }
             });
+            // Each variant's size on the wire: its tag, then its fields.
+            let sizes: Vec<_> = variants
+                .iter()
+                .map(|v| {
+                    let tag_len = if v.tag < 0x80 {
+                        1usize
+                    } else if v.tag < 0x4000 {
+                        2
+                    } else if v.tag < 0x20_0000 {
+                        3
+                    } else if v.tag < 0x1000_0000 {
+                        4
+                    } else {
+                        5
+                    };
+                    let mins = v.fields.fields.iter().map(|f| {
+                        let ty = &f.ty;
+                        if f.recursive {
+                            quote!(0usize)
+                        } else {
+                            quote!(<#ty as ::zao::Decode<'__de>>::MIN_SIZE)
+                        }
+                    });
+                    let exacts = v.fields.fields.iter().map(|f| {
+                        let ty = &f.ty;
+                        if f.recursive {
+                            quote!(false)
+                        } else {
+                            quote!(<#ty as ::zao::Decode<'__de>>::EXACT_SIZE)
+                        }
+                    });
+                    (
+                        quote!(#tag_len #( .saturating_add(#mins) )*),
+                        quote!(true #( && #exacts )*),
+                    )
+                })
+                .collect();
+            let min = sizes.iter().fold(quote!(usize::MAX), |acc, (size, _)| {
+                quote!({ let __a = #acc; let __b = #size; if __a < __b { __a } else { __b } })
+            });
+            let first = sizes
+                .first()
+                .map_or(quote!(0usize), |(size, _)| size.clone());
+            let exact = sizes.iter().fold(
+                quote!(true),
+                |acc, (size, exact)| quote!(#acc && #exact && #size == #first),
+            );
+            let read_tag = if small_tags {
+                // Every tag is one byte: a byte of 0x80 or more starts a
+                // longer varint, which names no variant either way.
+                quote!(__r.get_u8()?)
+            } else {
+                quote!(__r.get_varint_u32()?)
+            };
+            let empty = variants.is_empty();
+            let min = if empty { quote!(0usize) } else { min };
+            let exact = if empty { quote!(false) } else { exact };
             quote! {
-                const MIN_SIZE: usize = 1;
+                const MIN_SIZE: usize = #min;
+                const EXACT_SIZE: bool = #exact;
 
                 #[inline]
                 fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
-                    match __r.get_varint_u32()? {
+                    match #read_tag {
                         #(#arms)*
                         _ => ::core::result::Result::Err(::zao::DecodeError::InvalidTag),
                     }
@@ -393,6 +463,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         let ident = &input.ident;
         return quote! {
             const MIN_SIZE: usize = ::core::mem::size_of::<Self>();
+            const EXACT_SIZE: bool = true;
 
             #[inline]
             fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
@@ -445,16 +516,79 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             }
         };
     }
+    let exacts = fields.iter().map(|f| {
+        let ty = &f.ty;
+        if f.recursive {
+            quote!(false)
+        } else {
+            quote!(<#ty as ::zao::Decode<'__de>>::EXACT_SIZE)
+        }
+    });
+    let exact = quote!(true #( && #exacts )*);
+    // A non-generic struct of exact-size fields reads all its bytes with one
+    // check and decodes the fields from that local array, where the compiler
+    // can see every remaining bound.
+    let fast = if input.generics.params.is_empty() && !fields.is_empty() {
+        let ident = &input.ident;
+        quote! {
+            if <Self as ::zao::Decode<'__de>>::EXACT_SIZE {
+                const __N: usize = <#ident as ::zao::Decode<'static>>::MIN_SIZE;
+                // Borrowed, not copied: a copy into a local array is read
+                // back at other widths and stalls store forwarding.
+                let __bytes: &[u8; __N] = __r.take_chunk::<__N>()?;
+                let __r = &mut ::zao::Reader::new(__bytes);
+                return ::core::result::Result::Ok(Self #built);
+            }
+        }
+    } else {
+        quote!()
+    };
+    // The leading exact-size fields' bytes are checked once up front; the
+    // compiler then drops the per-field checks they imply.
+    let prefix_steps = fields.iter().map(|f| {
+        let ty = &f.ty;
+        if f.recursive {
+            quote!(__open = false;)
+        } else {
+            quote! {
+                if __open && <#ty as ::zao::Decode<'__de>>::EXACT_SIZE {
+                    __n = __n.saturating_add(<#ty as ::zao::Decode<'__de>>::MIN_SIZE);
+                } else {
+                    __open = false;
+                }
+            }
+        }
+    });
+    let prefix = quote! {
+        let __prefix = {
+            let mut __n = 0usize;
+            let mut __open = true;
+            #(#prefix_steps)*
+            let _ = __open;
+            __n
+        };
+        if __r.remaining() < __prefix {
+            return ::core::result::Result::Err(::zao::DecodeError::UnexpectedEnd);
+        }
+    };
     quote! {
         const MIN_SIZE: usize = #min;
+        const EXACT_SIZE: bool = #exact;
 
         #[inline]
         fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+            #fast
+            #prefix
             ::core::result::Result::Ok(Self #built)
         }
 
         #[inline]
         fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+            if <Self as ::zao::Decode<'__de>>::EXACT_SIZE {
+                // Nothing to reuse in plain data: take the one-check path.
+                *self = <Self as ::zao::Decode<'__de>>::decode_from(__r)?;
+                return ::core::result::Result::Ok(());
+            }
             #( ::zao::Decode::decode_in_place_from(&mut self.#members, __r)?; )*
             ::core::result::Result::Ok(())
         }

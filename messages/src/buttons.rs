@@ -60,10 +60,12 @@ impl core::ops::BitOr for Buttons {
 impl Encode for Buttons {
     const FIXED_SIZE: Option<usize> = Some(2);
 
+    #[inline]
     fn encoded_len(&self) -> usize {
         2
     }
 
+    #[inline]
     fn encode_to(&self, w: &mut Writer<'_>) {
         w.put_u16_le(self.0);
     }
@@ -71,7 +73,9 @@ impl Encode for Buttons {
 
 impl<'de> Decode<'de> for Buttons {
     const MIN_SIZE: usize = 2;
+    const EXACT_SIZE: bool = true;
 
+    #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Self::from_bits(r.get_u16_le()?).ok_or(DecodeError::InvalidValue)
     }

@@ -14,6 +14,11 @@ pub trait Decode<'de>: Sized {
     /// allocating. Zero is always safe.
     const MIN_SIZE: usize = 0;
 
+    /// Whether every value takes exactly [`MIN_SIZE`](Self::MIN_SIZE) bytes
+    /// (tiers 0 and 1). A struct of such fields then reads all its bytes with
+    /// one bounds check.
+    const EXACT_SIZE: bool = false;
+
     /// Reads one value from the reader.
     ///
     /// # Errors
@@ -112,6 +117,16 @@ pub trait Decode<'de>: Sized {
             item.decode_in_place_from(r)?;
         }
         Ok(())
+    }
+
+    /// Decodes `count` values into a new `Vec`. Blittable types override
+    /// this to build it with one copy.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
+        let mut vec = Vec::new();
+        Self::decode_vec_in_place(&mut vec, count, r)?;
+        Ok(vec)
     }
 
     /// Decodes `count` values into `vec`, reusing its elements and capacity.

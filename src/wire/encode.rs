@@ -33,7 +33,7 @@ pub trait Encode {
     /// # Errors
     /// [`EncodeError`] if `buf` is shorter than [`encoded_len`](Self::encoded_len);
     /// `buf` is then untouched.
-    #[inline]
+    #[inline(always)]
     fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
         Writer::new(buf).encode(self)
     }
@@ -84,8 +84,17 @@ pub trait Encode {
     where
         Self: Sized,
     {
-        for item in items {
-            item.encode_to(w);
+        match Self::FIXED_SIZE {
+            // Each element through a window of its constant size: one check
+            // per element instead of one per field.
+            Some(size) => {
+                w.put_run(items.len(), size, items.iter(), |w, item| item.encode_to(w));
+            }
+            None => {
+                for item in items {
+                    item.encode_to(w);
+                }
+            }
         }
     }
 

@@ -127,6 +127,21 @@ impl<'de> Reader<'de> {
         }
     }
 
+    /// Takes the next `N` bytes as a borrowed array (no copy).
+    ///
+    /// # Errors
+    /// [`DecodeError::UnexpectedEnd`] if fewer remain.
+    #[inline]
+    pub fn take_chunk<const N: usize>(&mut self) -> Result<&'de [u8; N], DecodeError> {
+        match self.bytes.split_first_chunk::<N>() {
+            Some((head, tail)) => {
+                self.bytes = tail;
+                Ok(head)
+            }
+            None => Err(DecodeError::UnexpectedEnd),
+        }
+    }
+
     /// Reads one byte.
     ///
     /// # Errors

@@ -39,6 +39,7 @@ macro_rules! glam_blit {
 
         impl<'de> Decode<'de> for $ty {
             const MIN_SIZE: usize = size_of::<$scalar>() * $n;
+            const EXACT_SIZE: bool = true;
 
             #[inline]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {

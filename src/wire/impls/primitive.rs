@@ -36,6 +36,7 @@ macro_rules! fixed_number {
 
         impl<'de> Decode<'de> for $ty {
             const MIN_SIZE: usize = size_of::<$ty>();
+            const EXACT_SIZE: bool = true;
 
             #[inline]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -156,6 +157,7 @@ impl Encode for bool {
 
 impl<'de> Decode<'de> for bool {
     const MIN_SIZE: usize = 1;
+    const EXACT_SIZE: bool = true;
 
     #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -187,6 +189,7 @@ impl Encode for char {
 
 impl<'de> Decode<'de> for char {
     const MIN_SIZE: usize = 4;
+    const EXACT_SIZE: bool = true;
 
     #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -216,6 +219,7 @@ macro_rules! non_zero {
 
         impl<'de> Decode<'de> for $nz {
             const MIN_SIZE: usize = size_of::<$inner>();
+            const EXACT_SIZE: bool = true;
 
             #[inline]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -249,6 +253,8 @@ impl Encode for () {
 }
 
 impl<'de> Decode<'de> for () {
+    const EXACT_SIZE: bool = true;
+
     #[inline]
     fn decode_from(_: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Ok(())

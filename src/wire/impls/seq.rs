@@ -58,8 +58,10 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
 
     #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
-        let mut vec = Vec::new();
-        vec.decode_in_place_from(r)?;
+        r.enter()?;
+        let count = r.get_count(T::MIN_SIZE, size_of::<T>())?;
+        let vec = T::decode_vec(count, r)?;
+        r.leave();
         Ok(vec)
     }
 
@@ -96,6 +98,7 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
 /// Arrays decode into `Default` elements, then overwrite them in place.
 impl<'de, T: Decode<'de> + Default, const N: usize> Decode<'de> for [T; N] {
     const MIN_SIZE: usize = T::MIN_SIZE.saturating_mul(N);
+    const EXACT_SIZE: bool = T::EXACT_SIZE;
 
     #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -237,6 +240,7 @@ macro_rules! tuple {
 
         impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
             const MIN_SIZE: usize = 0usize $(.saturating_add($name::MIN_SIZE))+;
+            const EXACT_SIZE: bool = true $(&& $name::EXACT_SIZE)+;
 
             #[inline]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
