@@ -121,11 +121,75 @@
 //! index touches peer bytes, and the crate is `#![forbid(unsafe_code)]`:
 //! zerocopy and bytes do the byte work.
 //!
+//! ## Bevy quick start
+//!
+//! [`bevy::ZaoServerPlugin`] and [`bevy::ZaoClientPlugin`] carry zao
+//! messages as Bevy 0.20 messages. Both sides register the same types with
+//! [`bevy::AppZaoExt`]; the server reads [`bevy::FromClient`] and writes
+//! [`bevy::ToClients`] (to all, one, or all but one client), a client writes
+//! [`bevy::ToServer`] and reads [`bevy::FromServer`]. Received messages are
+//! written in `PreUpdate` ([`bevy::ZaoSet::Receive`]); what you write is
+//! sent in `PostUpdate` ([`bevy::ZaoSet::Send`]), a broadcast encoded once.
+//! Connections are messages too ([`bevy::ClientConnected`],
+//! [`bevy::ClientDisconnected`], [`bevy::ClientRefused`]; [`bevy::Connected`],
+//! [`bevy::Disconnected`]), and the resources [`bevy::ZaoServer`] and
+//! [`bevy::ZaoClient`] hold stats, kicks and state. Headless: bevy_app,
+//! bevy_ecs and bevy_time only, no rendering crate.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use bevy_app::{App, ScheduleRunnerPlugin, Update};
+//! use bevy_ecs::prelude::*;
+//! use bevy_time::TimePlugin;
+//! use zao::bevy::{
+//!     AppZaoExt, Channel, Direction, FromClient, SendTarget, ToClients, ZaoServerPlugin,
+//! };
+//! use zao::{Decode, Encode, Message};
+//!
+//! #[derive(Clone, Debug, Encode, Decode, Message)]
+//! #[zao(id = 7)]
+//! struct Chat {
+//!     text: String,
+//! }
+//!
+//! /// The protocol: the client App calls the same function.
+//! fn protocol(app: &mut App) {
+//!     app.add_zao_message::<Chat>(Channel::Reliable, Direction::Both);
+//! }
+//!
+//! /// Every chat line goes to every other player.
+//! fn relay(mut said: MessageReader<FromClient<Chat>>, mut out: MessageWriter<ToClients<Chat>>) {
+//!     for FromClient { client, message } in said.read() {
+//!         out.write(ToClients { target: SendTarget::AllExcept(*client), message: message.clone() });
+//!     }
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins((
+//!     ScheduleRunnerPlugin::run_loop(Duration::from_secs(1) / 60),
+//!     TimePlugin,
+//!     // 127.0.0.1:4433 with a self-signed certificate; clients pin its
+//!     // hash (`ZaoServer::certificate_hash`) in `ZaoClientPlugin::pinned`.
+//!     ZaoServerPlugin::default(),
+//! ));
+//! protocol(&mut app);
+//! app.add_systems(Update, relay);
+//! app.run();
+//! ```
+//!
+//! A client whose registrations differ is refused, and both sides read the
+//! first differing message's name. `zao::bevy::testing` runs a server App
+//! and client Apps in one process for tests; `examples/bevy_server.rs` and
+//! `examples/bevy_client.rs` are a whole pair.
+//!
 //! ## Cargo features
 //!
 //! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
 //! - `glam` (default): glam 0.33 vectors and quaternions, the glam that Bevy
 //!   0.20 uses.
+//! - `bevy` (default, implies `quic`): the Bevy 0.20 plugin, [`bevy`], on
+//!   bevy_app, bevy_ecs and bevy_time with their default features off.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -134,6 +198,8 @@
 #[allow(unused_extern_crates)]
 extern crate self as zao;
 
+#[cfg(feature = "bevy")]
+pub mod bevy;
 pub mod proto;
 #[cfg(feature = "quic")]
 pub mod quic;

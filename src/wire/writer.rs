@@ -7,8 +7,8 @@ use super::{Encode, EncodeError};
 ///
 /// [`encode`](Self::encode) checks the capacity of the whole value once, then
 /// the value writes itself with the `put_*` primitives. Several messages can
-/// share one buffer: call `encode` for each and send
-/// [`written`](Self::written).
+/// share one buffer: call `encode` for each, then send the first
+/// [`position`](Self::position) bytes of the buffer.
 ///
 /// The `put_*` methods never panic. They are meant for [`Encode::encode_to`]
 /// implementations, which run after the capacity check; should an
