@@ -459,3 +459,88 @@ fn s7_a_certificate_hash_mismatch_aborts_with_a_clear_error() {
         Side::Local,
     );
 }
+
+/// Resident memory of this process, from /proc (Linux).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn s8_a_connection_flood_from_one_address_stays_bounded_and_legit_clients_connect() {
+    let limits = Limits {
+        max_pending_handshakes: 16,
+        handshake_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let mut server = server_with(limits, None);
+    let before = rss_kib();
+    // 1000 connection attempts from one endpoint (one address), none of
+    // which ever says hello.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = client_config(&server).quinn_client_config().unwrap();
+    let addr = server.local_addr();
+    let flood = rt.spawn(async move {
+        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+        endpoint.set_default_client_config(config);
+        let mut attempts = Vec::new();
+        for _ in 0..1000 {
+            if let Ok(connecting) = endpoint.connect(addr, "localhost") {
+                attempts.push(tokio::spawn(async move {
+                    match tokio::time::timeout(Duration::from_secs(10), connecting).await {
+                        Ok(Ok(conn)) => conn.closed().await,
+                        Ok(Err(e)) => e,
+                        Err(_) => ConnectionError::TimedOut,
+                    }
+                }));
+            }
+        }
+        let mut refused_or_closed = 0;
+        for a in attempts {
+            if a.await.is_ok() {
+                refused_or_closed += 1;
+            }
+        }
+        refused_or_closed
+    });
+    // Meanwhile a real client still gets in.
+    std::thread::sleep(Duration::from_millis(200));
+    let (_legit, id) = connect_default(&mut server);
+    assert_eq!(server.clients(), vec![id]);
+    let ended = rt.block_on(flood).unwrap();
+    assert_eq!(ended, 1000, "every flood connection was refused or closed");
+    let grown = rss_kib().saturating_sub(before);
+    println!("S8: process memory grew {grown} KiB over 1000 attempts");
+    assert!(grown < 64 * 1024, "memory grew {grown} KiB");
+    assert_eq!(
+        server.clients(),
+        vec![id],
+        "no flood connection became a client"
+    );
+}
+
+#[test]
+fn max_clients_is_enforced_with_a_reason() {
+    let limits = Limits {
+        max_clients: 2,
+        ..Limits::default()
+    };
+    let mut server = server_with(limits, None);
+    let (_a, _) = connect_default(&mut server);
+    let (_b, _) = connect_default(&mut server);
+    let mut third = Client::connect(client_config(&server)).unwrap();
+    assert_eq!(
+        third.wait_connected(Duration::from_secs(10)),
+        Err(DisconnectReason::Refused(RefuseReason::ServerFull))
+    );
+    assert_eq!(server.clients().len(), 2);
+}

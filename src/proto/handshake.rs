@@ -1,6 +1,7 @@
 //! The handshake on the control stream (docs/WIRE.md §12): the client says
-//! [`Hello`], the server answers [`HelloReply`]. Both are zao messages,
-//! framed like any reliable message.
+//! [`Hello`], the server answers [`HelloReply`]. Both are zao-encoded
+//! values framed with a varint length, like reliable messages but without a
+//! message id: the control stream carries nothing else.
 
 use core::fmt;
 

@@ -73,9 +73,9 @@ pub fn plan_chunks<S: Snapshot>(snapshot: &S, max_part_len: usize) -> Option<Chu
 /// What to do with a received snapshot chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SnapshotVerdict {
-    /// Deliver it: it is from the newest snapshot seen.
+    /// Deliver it: it is newer than anything delivered for its chunk.
     Deliver,
-    /// Drop it: a newer snapshot has already been delivered.
+    /// Drop it: a newer snapshot's chunk at the same place was delivered.
     Stale,
     /// Drop it: this chunk was already delivered (a duplicated datagram).
     Duplicate,
@@ -83,13 +83,22 @@ pub enum SnapshotVerdict {
 
 #[derive(Debug, Default)]
 struct Latest {
-    seq: u64,
+    /// How many chunks the newest snapshot had.
+    chunks: u32,
+    /// The newest sequence number seen.
+    newest: u64,
+    /// Per chunk index, the sequence number last delivered (0: none).
     delivered: Vec<u64>,
 }
 
-/// Sequences received snapshot chunks per message id: the chunks of the
-/// newest snapshot are delivered once each, anything older is dropped. A
-/// lost chunk never holds back the ones after it.
+/// Sequences received snapshot chunks, per message id and per chunk index:
+/// a chunk is delivered once, and only if no newer snapshot's chunk at the
+/// same index was delivered before it. A lost chunk never holds back the
+/// ones after it, and a late chunk of the previous snapshot still lands if
+/// its place has nothing newer (jitter of about a tick would otherwise drop
+/// most multi-chunk snapshots). Each chunk carries its own tick: merge by
+/// tick per entity. When the number of chunks changes, only a newer
+/// snapshot is taken, and the bookkeeping restarts.
 #[derive(Debug, Default)]
 pub struct SnapshotReceiver {
     latest: HashMap<u32, Latest>,
@@ -109,24 +118,25 @@ impl SnapshotReceiver {
             return SnapshotVerdict::Duplicate;
         }
         let latest = self.latest.entry(id).or_default();
-        let fresh = latest.delivered.is_empty();
-        if !fresh && header.seq < latest.seq {
-            return SnapshotVerdict::Stale;
-        }
-        if fresh || header.seq > latest.seq {
-            latest.seq = header.seq;
-            latest.delivered.clear();
-            latest
-                .delivered
-                .resize(header.chunks.div_ceil(64) as usize, 0);
-        }
-        let (word, bit) = ((header.chunk / 64) as usize, header.chunk % 64);
-        match latest.delivered.get_mut(word) {
-            Some(w) if *w & (1 << bit) == 0 => {
-                *w |= 1 << bit;
-                SnapshotVerdict::Deliver
+        if header.chunks != latest.chunks {
+            if !latest.delivered.is_empty() && header.seq <= latest.newest {
+                return SnapshotVerdict::Stale;
             }
-            _ => SnapshotVerdict::Duplicate,
+            latest.chunks = header.chunks;
+            latest.delivered.clear();
+            latest.delivered.resize(header.chunks as usize, 0);
+        }
+        let Some(slot) = latest.delivered.get_mut(header.chunk as usize) else {
+            return SnapshotVerdict::Duplicate;
+        };
+        if header.seq > *slot {
+            *slot = header.seq;
+            latest.newest = latest.newest.max(header.seq);
+            SnapshotVerdict::Deliver
+        } else if header.seq == *slot {
+            SnapshotVerdict::Duplicate
+        } else {
+            SnapshotVerdict::Stale
         }
     }
 }
@@ -195,17 +205,24 @@ mod tests {
     }
 
     #[test]
-    fn newest_wins_and_chunks_deliver_once() {
+    fn newest_wins_per_chunk_and_chunks_deliver_once() {
         let h = |seq, chunk, chunks| SnapshotHeader { seq, chunk, chunks };
         let mut r = SnapshotReceiver::new();
         assert_eq!(r.handle_chunk(1, h(5, 0, 2)), SnapshotVerdict::Deliver);
         assert_eq!(r.handle_chunk(1, h(5, 0, 2)), SnapshotVerdict::Duplicate);
-        assert_eq!(r.handle_chunk(1, h(4, 1, 2)), SnapshotVerdict::Stale);
+        assert_eq!(r.handle_chunk(1, h(4, 0, 2)), SnapshotVerdict::Stale);
+        // A late chunk of an older snapshot lands where nothing newer has.
+        assert_eq!(r.handle_chunk(1, h(4, 1, 2)), SnapshotVerdict::Deliver);
         assert_eq!(r.handle_chunk(1, h(7, 1, 2)), SnapshotVerdict::Deliver);
         assert_eq!(r.handle_chunk(1, h(5, 1, 2)), SnapshotVerdict::Stale);
         assert_eq!(r.handle_chunk(1, h(7, 0, 2)), SnapshotVerdict::Deliver);
+        // A new chunk count: only newer snapshots, then per chunk again.
+        assert_eq!(r.handle_chunk(1, h(6, 0, 3)), SnapshotVerdict::Stale);
+        assert_eq!(r.handle_chunk(1, h(8, 2, 3)), SnapshotVerdict::Deliver);
+        assert_eq!(r.handle_chunk(1, h(7, 0, 2)), SnapshotVerdict::Stale);
+        assert_eq!(r.handle_chunk(1, h(8, 0, 3)), SnapshotVerdict::Deliver);
         // Another message id has its own sequence.
-        assert_eq!(r.handle_chunk(2, h(0, 0, 1)), SnapshotVerdict::Deliver);
+        assert_eq!(r.handle_chunk(2, h(1, 0, 1)), SnapshotVerdict::Deliver);
         // Nonsense headers are dropped.
         assert_ne!(r.handle_chunk(1, h(9, 3, 2)), SnapshotVerdict::Deliver);
         assert_ne!(

@@ -409,20 +409,25 @@ async fn run_connect(
         Ok(out) => out,
         Err(e) => return fail(DisconnectReason::from_quinn(&e)).await,
     };
-    if events
-        .send(Inbound::Connected(client, config.server))
-        .await
-        .is_err()
-    {
-        return;
-    }
     let cleared = slot.clone();
-    let link = start_link(client, conn, out, policy, events, move |_| {
-        if let Ok(mut slot) = cleared.lock() {
-            *slot = None;
+    let register = |link: &Arc<Link>| {
+        if let Ok(mut slot) = slot.lock() {
+            *slot = Some(link.clone());
         }
-    });
-    if let Ok(mut slot) = slot.lock() {
-        *slot = Some(link);
-    }
+    };
+    let _ = start_link(
+        client,
+        conn,
+        out,
+        policy,
+        events,
+        register,
+        Inbound::Connected(client, config.server),
+        move |_| {
+            if let Ok(mut slot) = cleared.lock() {
+                *slot = None;
+            }
+        },
+    )
+    .await;
 }

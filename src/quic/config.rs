@@ -19,6 +19,9 @@ pub struct Limits {
     /// Most connections in the handshake at once; more are refused before
     /// any state is kept for them.
     pub max_pending_handshakes: usize,
+    /// Most of those from one address (IP and port) at once, so one flooding
+    /// socket cannot take every handshake slot from the others.
+    pub max_pending_per_address: usize,
     /// Largest message (id + body) on the reliable channel, in bytes: a
     /// longer frame closes the connection before its body is buffered.
     pub max_message_size: usize,
@@ -46,8 +49,8 @@ pub struct Limits {
     pub handshake_timeout: Duration,
     /// A client that sends no message for this long is disconnected (an
     /// idle or trickling connection cannot hold a slot forever). Clients
-    /// send a heartbeat every third of it when they have nothing else to
-    /// send, so a quiet player stays. `None` turns both off.
+    /// send a heartbeat after a quarter of it with nothing else sent, so a
+    /// quiet player stays. `None` turns both off.
     pub silence_timeout: Option<Duration>,
     /// Per-client receive rate (server side).
     pub receive_rate: RateLimit,
@@ -61,6 +64,7 @@ impl Default for Limits {
         Self {
             max_clients: 256,
             max_pending_handshakes: 128,
+            max_pending_per_address: 4,
             max_message_size: 256 * 1024,
             max_datagram_payload: 1452,
             stream_receive_window: 512 * 1024,

@@ -27,6 +27,7 @@ pub(crate) mod code {
     pub(crate) const REFUSED: u32 = 0x1;
     pub(crate) const PROTOCOL_VIOLATION: u32 = 0x2;
     pub(crate) const HANDSHAKE_TIMEOUT: u32 = 0x3;
+    pub(crate) const KICKED: u32 = 0x4;
     pub(crate) const TOO_SLOW: u32 = 0x5;
     pub(crate) const FLOODING: u32 = 0x6;
     pub(crate) const SILENT: u32 = 0x7;
@@ -64,7 +65,8 @@ pub enum DisconnectReason {
         /// Who closed it.
         by: Side,
         /// zao's close code (0 normal, 1 refused, 2 protocol violation,
-        /// 3 handshake timeout, 4 kicked, 5 too slow, 6 flooding).
+        /// 3 handshake timeout, 4 kicked, 5 too slow, 6 flooding, 7 silent
+        /// past the silence timeout).
         code: u32,
         /// The reason given.
         reason: String,
@@ -341,15 +343,24 @@ impl ReceivePolicy {
     }
 }
 
-/// Creates a link and starts its tasks on the current runtime.
-pub(crate) fn start_link(
+/// Creates a link, lets `register` record it, announces it with
+/// `announce`, and only then starts its tasks on the current runtime: so
+/// the application sees the connection before any of its messages, and the
+/// link is listed by the time the announcement is read. `None` if the
+/// application side is gone.
+// The link's parts and three hooks; a struct for two call sites would only
+// rename them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn start_link(
     id: ClientId,
     quic: quinn::Connection,
     out: SendStream,
     policy: Arc<ReceivePolicy>,
     events: mpsc::Sender<Inbound>,
+    register: impl FnOnce(&Arc<Link>),
+    announce: Inbound,
     on_closed: impl FnOnce(ClientId) + Send + 'static,
-) -> Arc<Link> {
+) -> Option<Arc<Link>> {
     let limits = &policy.limits;
     let (tx, rx) = mpsc::channel(4096);
     let link = Arc::new(Link {
@@ -366,6 +377,11 @@ pub(crate) fn start_link(
         last_heard: AtomicU64::new(0),
         last_sent: AtomicU64::new(0),
     });
+    register(&link);
+    if events.send(announce).await.is_err() {
+        link.close(code::NORMAL, "shutting down");
+        return None;
+    }
     let rate = policy.is_server.then(|| {
         Arc::new(Mutex::new(RateLimiter::new(
             limits.receive_rate,
@@ -390,7 +406,9 @@ pub(crate) fn start_link(
         if policy.is_server {
             tokio::spawn(watch_silence(link.clone(), silence));
         } else {
-            tokio::spawn(heartbeat(link.clone(), silence / 3));
+            // Every quarter of the timeout: even with one heartbeat lost, the
+            // next lands well inside it.
+            tokio::spawn(heartbeat(link.clone(), silence / 4));
         }
     }
     let watched = link.clone();
@@ -407,7 +425,7 @@ pub(crate) fn start_link(
         on_closed(watched.id);
         let _ = events.send(Inbound::Disconnected(watched.id, reason)).await;
     });
-    link
+    Some(link)
 }
 
 /// Writes queued reliable messages, length-framed, without copying them.
@@ -547,7 +565,7 @@ async fn read_datagrams(
                         continue;
                     }
                     verdict => {
-                        drop_one(&format_args!("{verdict:?} snapshot chunk"));
+                        drop_one(&format_args!("{verdict:?} snapshot chunk {header:?}"));
                         continue;
                     }
                 }
@@ -561,7 +579,11 @@ async fn read_datagrams(
             match policy.admits(&message, channel) {
                 Ok(Admitted::Message) => link.heard(),
                 Ok(Admitted::Heartbeat) => {
-                    link.heard();
+                    // Counted against the rate like any message, so a flood
+                    // of heartbeats is a flood.
+                    if rate_check(&link, rate.as_deref()) {
+                        link.heard();
+                    }
                     continue;
                 }
                 Err(e) => {
@@ -634,12 +656,8 @@ async fn sample_stats(link: Arc<Link>) {
             _ = tick.tick() => {}
             _ = link.quic.closed() => return,
         }
-        let sample = sampler.sample(
-            Instant::now(),
-            &link.quic.stats(),
-            link.quic.rtt(),
-            &link.counters,
-        );
+        let q = link.quic.stats();
+        let sample = sampler.sample(Instant::now(), &q, link.quic.rtt(), &link.counters);
         if let Ok(mut stats) = link.stats.lock() {
             *stats = sample;
         }
@@ -664,6 +682,18 @@ pub(crate) fn transport_config(limits: &Limits) -> quinn::TransportConfig {
     // congestion window that halves per loss would queue snapshots behind
     // each other (measured under L3: p50 latency 520 ms on a 200 ms link).
     t.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
+    // A fixed 1200-byte path MTU (QUIC's minimum, safe across the internet):
+    // snapshots are chunked to the datagram size of the moment, and path MTU
+    // discovery's black-hole detection, which random loss and reordering
+    // trip, would shrink the MTU under chunks already planned.
+    t.mtu_discovery_config(None);
+    // Game links reorder (jitter of about a tick); QUIC's defaults (3
+    // packets, 9/8 RTT) then declare packets lost that are only late, and
+    // the congestion controller backs off from loss that never happened.
+    // Measured under L2 at 60 Hz: 24 % of packets "lost" with the defaults,
+    // 2 % (the link's real loss) with these.
+    t.packet_threshold(16);
+    t.time_threshold(1.5);
     t
 }
 

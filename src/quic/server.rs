@@ -85,7 +85,28 @@ struct Shared {
     policy: Arc<ReceivePolicy>,
     next_id: AtomicU64,
     pending: AtomicUsize,
+    pending_by_addr: Mutex<HashMap<SocketAddr, usize>>,
+    /// Clients connected or admitted and finishing their handshake: checked
+    /// and taken in one step, so concurrent handshakes cannot pass
+    /// `max_clients` together.
+    slots: AtomicUsize,
     auth: Option<AuthCallback>,
+}
+
+impl Shared {
+    /// Takes a client slot if one is free.
+    fn take_slot(&self) -> bool {
+        let max = self.policy.limits.max_clients;
+        self.slots
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    fn free_slot(&self) {
+        self.slots.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A zao server: QUIC on a tokio runtime of its own threads; the methods
@@ -169,6 +190,8 @@ impl Server {
             }),
             next_id: AtomicU64::new(1),
             pending: AtomicUsize::new(0),
+            pending_by_addr: Mutex::new(HashMap::new()),
+            slots: AtomicUsize::new(0),
             auth: config.auth.clone(),
         });
         let (tx, events) = mpsc::channel(config.limits.event_queue.max(1));
@@ -235,7 +258,7 @@ impl Server {
     /// Disconnects a client with a reason it will see.
     pub fn disconnect(&self, client: ClientId, reason: &str) {
         if let Some(link) = self.link(client) {
-            link.close(4, reason);
+            link.close(code::KICKED, reason);
         }
     }
 
@@ -467,19 +490,40 @@ impl Drop for Server {
 }
 
 async fn accept_loop(endpoint: Endpoint, shared: Arc<Shared>, events: mpsc::Sender<Inbound>) {
-    let max_pending = shared.policy.limits.max_pending_handshakes;
+    let limits = &shared.policy.limits;
+    let (max_pending, per_addr) = (
+        limits.max_pending_handshakes,
+        limits.max_pending_per_address,
+    );
     while let Some(incoming) = endpoint.accept().await {
-        if shared.pending.load(Ordering::Acquire) >= max_pending {
-            tracing::debug!(addr = %incoming.remote_address(), "too many handshakes: refused");
+        let addr = incoming.remote_address();
+        let admitted = shared.pending_by_addr.lock().is_ok_and(|mut by_addr| {
+            let mine = by_addr.get(&addr).copied().unwrap_or(0);
+            if mine >= per_addr || shared.pending.load(Ordering::Acquire) >= max_pending {
+                return false;
+            }
+            by_addr.insert(addr, mine + 1);
+            shared.pending.fetch_add(1, Ordering::AcqRel);
+            true
+        });
+        if !admitted {
+            tracing::debug!(%addr, "too many handshakes: refused");
             incoming.refuse();
             continue;
         }
-        shared.pending.fetch_add(1, Ordering::AcqRel);
         let shared = shared.clone();
         let events = events.clone();
         tokio::spawn(async move {
             handshake(incoming, &shared, &events).await;
             shared.pending.fetch_sub(1, Ordering::AcqRel);
+            if let Ok(mut by_addr) = shared.pending_by_addr.lock()
+                && let Some(n) = by_addr.get_mut(&addr)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    by_addr.remove(&addr);
+                }
+            }
         });
     }
 }
@@ -528,49 +572,79 @@ async fn handshake(incoming: Incoming, shared: &Arc<Shared>, events: &mpsc::Send
         Err(reason) => {
             tracing::debug!(%addr, "refused: {reason}");
             let _ = events.try_send(Inbound::Refused(addr, reason.clone()));
-            let _ = write_frame(&mut send, &HelloReply::Refused(reason.clone()).to_vec()).await;
-            let _ = send.finish();
-            // Let the refusal arrive before the close discards it.
-            let _ = tokio::time::timeout(Duration::from_secs(1), conn.closed()).await;
+            // Let the refusal arrive before the close discards it, within
+            // the handshake's deadline.
+            let _ = tokio::time::timeout_at(deadline, async {
+                let _ = write_frame(&mut send, &HelloReply::Refused(reason.clone()).to_vec()).await;
+                let _ = send.finish();
+                let _ = tokio::time::timeout(Duration::from_secs(1), conn.closed()).await;
+            })
+            .await;
             conn.close(
                 VarInt::from_u32(code::REFUSED),
                 reason.to_string().as_bytes(),
             );
         }
         Ok(()) => {
+            // The slot is ours from here; give it back on every way out
+            // until the link owns it.
             let client = ClientId(shared.next_id.fetch_add(1, Ordering::AcqRel));
             let welcome = HelloReply::Welcome {
                 client_id: client.0,
             }
             .to_vec();
-            if write_frame(&mut send, &welcome).await.is_err() {
-                return;
-            }
-            let _ = send.finish();
-            let Ok(out) = conn.open_uni().await else {
-                return;
+            let opened = tokio::time::timeout_at(deadline, async {
+                write_frame(&mut send, &welcome).await?;
+                let _ = send.finish();
+                conn.open_uni().await.map_err(|e| e.to_string())
+            })
+            .await;
+            let out = match opened {
+                Ok(Ok(out)) => out,
+                Ok(Err(e)) => {
+                    tracing::debug!(%addr, "handshake failed after welcome: {e}");
+                    shared.free_slot();
+                    return;
+                }
+                Err(_) => {
+                    conn.close(
+                        VarInt::from_u32(code::HANDSHAKE_TIMEOUT),
+                        b"handshake deadline passed",
+                    );
+                    shared.free_slot();
+                    return;
+                }
             };
-            if events.send(Inbound::Connected(client, addr)).await.is_err() {
-                return;
-            }
             let on_closed = {
                 let shared = shared.clone();
                 move |id| {
                     if let Ok(mut links) = shared.links.lock() {
                         links.remove(&id);
                     }
+                    shared.free_slot();
                 }
             };
-            let link = start_link(
+            let register = |link: &Arc<Link>| {
+                if let Ok(mut links) = shared.links.lock() {
+                    links.insert(client, link.clone());
+                }
+            };
+            let started = start_link(
                 client,
                 conn,
                 out,
                 shared.policy.clone(),
                 events.clone(),
+                register,
+                Inbound::Connected(client, addr),
                 on_closed,
-            );
-            if let Ok(mut links) = shared.links.lock() {
-                links.insert(client, link);
+            )
+            .await;
+            if started.is_none() {
+                if let Ok(mut links) = shared.links.lock() {
+                    links.remove(&client);
+                }
+                shared.free_slot();
             }
         }
     }
@@ -587,8 +661,7 @@ fn admit(frame: &[u8], shared: &Shared, addr: SocketAddr) -> Result<(), RefuseRe
         })
         .map_err(|detail| RefuseReason::Unauthorized { detail })?;
     }
-    let connected = shared.links.lock().map(|l| l.len()).unwrap_or(usize::MAX);
-    if connected >= shared.policy.limits.max_clients {
+    if !shared.take_slot() {
         return Err(RefuseReason::ServerFull);
     }
     Ok(())
