@@ -544,3 +544,91 @@ fn max_clients_is_enforced_with_a_reason() {
     );
     assert_eq!(server.clients().len(), 2);
 }
+
+#[test]
+fn s6_a_flood_at_ten_times_the_rate_is_cut_then_disconnected() {
+    let rate = zao::proto::RateLimit {
+        messages_per_second: 100,
+        burst: 100,
+        flood_windows: 2,
+    };
+    let limits = Limits {
+        receive_rate: rate,
+        ..Limits::default()
+    };
+    let mut server = server_with(limits, None);
+    let raw = raw_connect(&server);
+    assert!(matches!(
+        raw.handshake(&zao_messages::protocol()),
+        HelloReply::Welcome { .. }
+    ));
+    let Some(ServerEvent::Connected { client, .. }) =
+        wait_server(&mut server, Duration::from_secs(5), |e| {
+            matches!(e, ServerEvent::Connected { .. })
+        })
+    else {
+        panic!("no connect");
+    };
+    let input = {
+        let mut buf = vec![0u8; 64];
+        let n = zao::encode_message(&samples::player_input(), &mut buf).unwrap();
+        let mut datagram = vec![0x01, n as u8];
+        datagram.extend_from_slice(&buf[..n]);
+        Bytes::from(datagram)
+    };
+    // 1000 messages a second, ten times the limit, for up to 6 s.
+    let conn = raw.conn.clone();
+    let flood = raw.rt.spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(1));
+        for _ in 0..6000 {
+            tick.tick().await;
+            if conn.send_datagram(input.clone()).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    let mut delivered = 0u32;
+    let mut reason = None;
+    while started.elapsed() < Duration::from_secs(8) {
+        match server.poll_event() {
+            Some(ServerEvent::Message { .. }) => delivered += 1,
+            Some(ServerEvent::Disconnected { reason: r, .. }) => {
+                reason = Some((r, started.elapsed()));
+                break;
+            }
+            Some(_) => {}
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    let (reason, after) = reason.expect("a sustained flood disconnects");
+    assert!(
+        matches!(
+            reason,
+            DisconnectReason::Closed {
+                by: Side::Local,
+                code: 6,
+                ..
+            }
+        ),
+        "{reason:?}"
+    );
+    let (err, _) = raw.closed_within(Duration::from_secs(2));
+    assert_eq!(app_close(&err).0, 6, "flooding close code: {err}");
+    // Over the ~2-3 s before the cut, about the rate (plus the burst) got through.
+    let secs = after.as_secs_f64();
+    assert!(
+        f64::from(delivered) <= 100.0 * secs + 100.0 + 50.0,
+        "{delivered} delivered in {secs:.1} s: the excess was not dropped"
+    );
+    assert!(
+        delivered >= 100,
+        "{delivered}: the allowed rate got through"
+    );
+    println!(
+        "S6: {delivered} of ~{} messages delivered in {secs:.1} s, then disconnected",
+        (1000.0 * secs) as u32
+    );
+    drop(flood);
+    let _ = client;
+}

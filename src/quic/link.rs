@@ -190,6 +190,8 @@ pub(crate) struct Link {
     pub(crate) counters: Counters,
     stats: Mutex<ConnectionStats>,
     started: Instant,
+    /// Why this side closed the connection, for the disconnect event.
+    closing: Mutex<Option<(u32, String)>>,
     /// Milliseconds after `started` of the last message heard / sent.
     last_heard: AtomicU64,
     last_sent: AtomicU64,
@@ -295,6 +297,9 @@ impl Link {
     }
 
     pub(crate) fn close(&self, code: u32, reason: &str) {
+        if let Ok(mut closing) = self.closing.lock() {
+            closing.get_or_insert_with(|| (code, reason.to_owned()));
+        }
         self.quic.close(VarInt::from_u32(code), reason.as_bytes());
     }
 }
@@ -374,6 +379,7 @@ pub(crate) async fn start_link(
         counters: Counters::default(),
         stats: Mutex::new(ConnectionStats::default()),
         started: Instant::now(),
+        closing: Mutex::new(None),
         last_heard: AtomicU64::new(0),
         last_sent: AtomicU64::new(0),
     });
@@ -415,11 +421,19 @@ pub(crate) async fn start_link(
     tokio::spawn(async move {
         let err = watched.quic.closed().await;
         let reason = match err {
-            ConnectionError::LocallyClosed => DisconnectReason::Closed {
-                by: Side::Local,
-                code: 0,
-                reason: "closed".to_owned(),
-            },
+            ConnectionError::LocallyClosed => {
+                let (code, reason) = watched
+                    .closing
+                    .lock()
+                    .ok()
+                    .and_then(|c| c.clone())
+                    .unwrap_or((code::NORMAL, "closed".to_owned()));
+                DisconnectReason::Closed {
+                    by: Side::Local,
+                    code,
+                    reason,
+                }
+            }
             other => DisconnectReason::from_quinn(&other),
         };
         on_closed(watched.id);
