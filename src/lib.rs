@@ -113,6 +113,54 @@
 //! count and key/value pairs. `docs/WIRE.md` gives it byte by byte, and
 //! `assets/golden/` holds a file per reference message.
 //!
+//! ## Transport
+//!
+//! [`quic::Server`] and [`quic::Client`] carry messages over QUIC (quinn, on a
+//! tokio runtime of their own threads; their methods never block). Each
+//! message type is registered on a [`proto::Channel`] in a [`proto::Protocol`]
+//! that both sides build the same way; a client whose protocol differs is
+//! refused with the first differing message named.
+//!
+//! - `Reliable`: ordered, exactly once, one stream per direction.
+//! - `Unreliable`: datagrams, at most once, small messages packed together.
+//! - `Snapshot`: datagrams, newest wins; [`quic::Server::send_snapshot`] splits
+//!   a large snapshot into independently decodable chunks, each encoded once
+//!   and shared by every client.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use zao::proto::{Channel, Direction, Protocol};
+//! use zao::quic::{Certificate, Client, ClientConfig, Server, ServerConfig, ServerEvent, Target};
+//! # #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! # #[zao(id = 7)]
+//! # struct Chat { text: String }
+//!
+//! let mut protocol = Protocol::new();
+//! protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+//!
+//! let certificate = Certificate::self_signed(&["localhost"])?;
+//! let mut server = Server::start(ServerConfig::new("127.0.0.1:0".parse()?, certificate, protocol.clone()))?;
+//!
+//! // The client pins the server certificate's SHA-256.
+//! let config = ClientConfig::pinned(server.local_addr(), server.certificate_hash(), protocol);
+//! let mut client = Client::connect(config)?;
+//! client.wait_connected(Duration::from_secs(5))?;
+//! client.send(Channel::Reliable, &Chat { text: "hi".into() })?;
+//!
+//! // Once per tick: poll, then send; one encode however many clients.
+//! while let Some(event) = server.poll_event() {
+//!     if let ServerEvent::Message { client, payload, .. } = event {
+//!         let chat: Chat = zao::decode_message(&payload)?;
+//!         server.send(Target::AllExcept(client), Channel::Reliable, &chat)?;
+//!     }
+//! }
+//! server.flush();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `docs/WIRE.md` §12 specifies the transport's wire format; `SECURITY.md`
+//! the threat model and every limit with its default.
+//!
 //! ## Security
 //!
 //! Every decode checks each length against the bytes that remain and against
@@ -188,6 +236,8 @@
 //! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
 //! - `glam` (default): glam 0.33 vectors and quaternions, the glam that Bevy
 //!   0.20 uses.
+//! - `quic` (default): the transport, [`quic`]: quinn 0.11, rustls with ring,
+//!   rcgen development certificates, tokio.
 //! - `bevy` (default, implies `quic`): the Bevy 0.20 plugin, [`bevy`], on
 //!   bevy_app, bevy_ecs and bevy_time with their default features off.
 
