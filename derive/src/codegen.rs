@@ -190,6 +190,25 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 }
             }
 
+            /// One check and one copy: the memory image straight into `buf`.
+            #[inline(always)]
+            fn encode(&self, __buf: &mut [u8]) -> ::core::result::Result<usize, ::zao::EncodeError> {
+                const __N: usize = ::core::mem::size_of::<#ident>();
+                if ::core::cfg!(target_endian = "little") {
+                    return match __buf.first_chunk_mut::<__N>() {
+                        ::core::option::Option::Some(__dst) => {
+                            __dst.copy_from_slice(::zao::__private::zerocopy::IntoBytes::as_bytes(self));
+                            ::core::result::Result::Ok(__N)
+                        }
+                        ::core::option::Option::None => ::core::result::Result::Err(::zao::EncodeError {
+                            needed: __N,
+                            available: __buf.len(),
+                        }),
+                    };
+                }
+                ::zao::Writer::new(__buf).encode(self)
+            }
+
             #[inline]
             fn encode_slice(__items: &[Self], __w: &mut ::zao::Writer<'_>) {
                 if ::core::cfg!(target_endian = "little") {
@@ -464,6 +483,22 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         return quote! {
             const MIN_SIZE: usize = ::core::mem::size_of::<Self>();
             const EXACT_SIZE: bool = true;
+
+            /// The whole input must be the memory image: one length check,
+            /// one copy.
+            #[inline(always)]
+            fn decode(__bytes: &'__de [u8]) -> ::core::result::Result<Self, ::zao::DecodeError> {
+                const __N: usize = ::core::mem::size_of::<#ident>();
+                if ::core::cfg!(target_endian = "little") && __N <= ::zao::DecodeLimits::DEFAULT.max_message {
+                    return match __bytes.len().cmp(&__N) {
+                        ::core::cmp::Ordering::Less => ::core::result::Result::Err(::zao::DecodeError::UnexpectedEnd),
+                        ::core::cmp::Ordering::Greater => ::core::result::Result::Err(::zao::DecodeError::TrailingBytes),
+                        ::core::cmp::Ordering::Equal => <Self as ::zao::__private::zerocopy::FromBytes>::read_from_bytes(__bytes)
+                            .map_err(|_| ::zao::DecodeError::UnexpectedEnd),
+                    };
+                }
+                <Self as ::zao::Decode<'__de>>::decode_with_limits(__bytes, ::zao::DecodeLimits::DEFAULT)
+            }
 
             #[inline]
             fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
