@@ -72,9 +72,12 @@ fn every_channel_delivers_on_a_clean_link() {
         let mut unreliable = 0;
         let mut players: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
         let end = Instant::now() + Duration::from_secs(10);
+        // Until everything arrived (the unreliable datagrams go out last,
+        // with the flush), or time is up.
         while Instant::now() < end
             && (reliable.len() < 200
-                || players.values().map(BTreeSet::len).sum::<usize>() < 3 * 1024 * 9 / 10)
+                || players.values().map(BTreeSet::len).sum::<usize>() < 3 * 1024
+                || (is_a && unreliable < 20))
         {
             match client.poll_event() {
                 Some(ClientEvent::Message { channel, payload }) => {

@@ -260,6 +260,20 @@ impl Link {
         }
     }
 
+    /// Sends several datagrams (one snapshot's chunks) in one go: the
+    /// bookkeeping once, then each datagram.
+    pub(crate) fn send_datagrams(&self, datagrams: &[Bytes]) {
+        self.sent();
+        self.counters
+            .messages_out
+            .fetch_add(datagrams.len() as u64, Ordering::Relaxed);
+        for datagram in datagrams {
+            if self.quic.send_datagram(datagram.clone()).is_err() {
+                Counters::bump(&self.counters.datagrams_dropped);
+            }
+        }
+    }
+
     /// Packs a small unreliable message (`id + body`); full datagrams go out.
     pub(crate) fn pack_unreliable(&self, message: &[u8]) {
         let max = self.max_datagram();

@@ -120,6 +120,8 @@ pub struct Server {
     certificate: CertHash,
     scratch: BytesMut,
     targets: Vec<Arc<Link>>,
+    /// A snapshot's encoded chunks, reused between sends.
+    chunks: Vec<Bytes>,
     seqs: HashMap<u32, u64>,
 }
 
@@ -206,6 +208,7 @@ impl Server {
             certificate: config.certificate.sha256(),
             scratch: BytesMut::with_capacity(64 * 1024),
             targets: Vec::new(),
+            chunks: Vec::new(),
             seqs: HashMap::new(),
         })
     }
@@ -447,11 +450,16 @@ impl Server {
                 w.put_varint(u64::from(M::ID));
                 msg.encode_part(range.clone(), w);
             });
-            for link in &self.targets {
-                link.send_datagram(datagram.clone());
-                super::stats::Counters::bump(&link.counters.messages_out);
-            }
+            self.chunks.push(datagram);
         }
+        // Every chunk encoded once; then client by client, so each
+        // connection's driver wakes once per snapshot and sends it as one
+        // batch (chunk by chunk across clients measured 1.2-1.4x the bare
+        // quinn floor at 64-256 clients x 1024 players).
+        for link in &self.targets {
+            link.send_datagrams(&self.chunks);
+        }
+        self.chunks.clear();
         Ok(plan.len())
     }
 
