@@ -87,6 +87,10 @@ struct Latest {
     chunks: u32,
     /// The newest sequence number seen.
     newest: u64,
+    /// The newest sequence number when the chunk count last changed:
+    /// nothing at or below it may land under the new count, whose indexes
+    /// cover other items.
+    floor: u64,
     /// Per chunk index, the sequence number last delivered (0: none).
     delivered: Vec<u64>,
 }
@@ -122,9 +126,13 @@ impl SnapshotReceiver {
             if !latest.delivered.is_empty() && header.seq <= latest.newest {
                 return SnapshotVerdict::Stale;
             }
+            latest.floor = latest.newest;
             latest.chunks = header.chunks;
             latest.delivered.clear();
             latest.delivered.resize(header.chunks as usize, 0);
+        }
+        if header.seq <= latest.floor {
+            return SnapshotVerdict::Stale;
         }
         let Some(slot) = latest.delivered.get_mut(header.chunk as usize) else {
             return SnapshotVerdict::Duplicate;
