@@ -28,7 +28,8 @@ pub enum DatagramKind {
 /// Where a snapshot chunk belongs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SnapshotHeader {
-    /// The sender's sequence number for this message type: newer wins.
+    /// The sender's sequence number for this message type, from 1: newer
+    /// wins (0 is never delivered: receivers use it for "nothing yet").
     pub seq: u64,
     /// This chunk's index, below `chunks`.
     pub chunk: u32,
@@ -183,7 +184,9 @@ impl UnreliablePacker {
     }
 
     /// Adds one message. If it does not fit beside what is packed, the
-    /// packed datagram is returned to send first.
+    /// packed datagram is returned to send first. A message that cannot fit
+    /// a datagram of `max` bytes even alone (`1 + varint + len > max`) still
+    /// goes out alone: check its size before pushing, as the transport does.
     #[must_use = "a returned datagram must be sent"]
     pub fn push(&mut self, message: &[u8], max: usize) -> Option<Bytes> {
         let framed = varint_len(message.len() as u64) + message.len();

@@ -114,7 +114,9 @@ impl FrameDecoder {
             }
         };
         if self.buf.len() < len {
-            self.buf.reserve(len - self.buf.len());
+            // Room for the rest of the frame, in steps: the claim is within
+            // the limit, but the limit itself may be huge.
+            self.buf.reserve((len - self.buf.len()).min(64 * 1024));
             return Ok(None);
         }
         self.pending = None;

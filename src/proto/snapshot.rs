@@ -42,6 +42,10 @@ pub fn plan_chunks<S: Snapshot>(snapshot: &S, max_part_len: usize) -> Option<Chu
     if snapshot.part_len(0..items) <= max_part_len {
         return Some(core::iter::once(0..items).collect());
     }
+    if items == 0 {
+        // Not even the empty part fits.
+        return None;
+    }
     let mut plan = Vec::new();
     let mut start = 0;
     while start < items {
