@@ -66,13 +66,10 @@ enum Datagram {
     },
 }
 
-/// Known bug, kept out of the way so the fuzzer looks for others: when a
-/// snapshot's chunk count changes, `SnapshotReceiver` forgets what it
-/// delivered at each index, so a late chunk of an older snapshot with the new
-/// count is delivered (tests/fuzz_regressions.rs, ignored until fixed). While
-/// this is `true` the model forgets too, but only at a change the receiver
-/// may make: a delivery of a newer seq with another count. Set it to `false`
-/// with the fix.
+/// A fixed bug's switch: `SnapshotReceiver` once forgot what it delivered
+/// at each index when a snapshot's chunk count changed
+/// (tests/fuzz_regressions.rs). `true` makes the model forget too, to look
+/// past that bug if it ever returns; `false` checks the fixed rule.
 const KNOWN_BUG_HISTORY_RESET_ON_COUNT_CHANGE: bool = false;
 
 /// What has been delivered for one message id.
@@ -200,11 +197,14 @@ fn send(input: &Input) {
     assert_eq!(snap.part_len(0..n), snap.encoded_len());
 
     let Some(plan) = plan_chunks(&snap, max) else {
-        // Refused only when one player alone does not fit, or the parts
-        // would be more than MAX_CHUNKS.
+        // Refused only when one player alone (or, empty, the snapshot
+        // itself) does not fit, or the parts would be more than MAX_CHUNKS.
         let per_part = (1..=n).rev().find(|&k| snap.part_len(0..k) <= max);
         match per_part {
-            None => assert!(n > 0, "an empty snapshot refused at max {max}"),
+            None => assert!(
+                n > 0 || snap.part_len(0..0) > max,
+                "an empty snapshot refused at max {max}"
+            ),
             Some(k) => assert!(
                 n.div_ceil(k) > MAX_CHUNKS as usize,
                 "{n} players refused at max {max}, {k} fit a part"
@@ -213,12 +213,9 @@ fn send(input: &Input) {
         return;
     };
     if n == 0 {
-        // An empty snapshot is one part, unless its 5 bytes do not fit.
-        if max >= snap.part_len(0..0) {
-            assert_eq!(plan, vec![0..0]);
-        } else {
-            assert!(plan.is_empty(), "{plan:?} at max {max}");
-        }
+        // An empty snapshot that fits is one part (one that does not is
+        // refused, above).
+        assert_eq!(plan, vec![0..0], "at max {max}");
         return;
     }
     assert!(plan.len() <= MAX_CHUNKS as usize);
