@@ -138,7 +138,12 @@ fn main() {
 
     let targets = targets(&results);
     let svg = svg(&results);
-    let markdown = markdown(&results, &targets, run_secs, root);
+    let mut markdown = markdown(&results, &targets, run_secs, root);
+    // examples/broadcast.rs owns a marked section of the same file: carry it over.
+    let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
+    if let Some(block) = broadcast_section(&old) {
+        markdown = format!("{}\n\n{block}\n", markdown.trim_end());
+    }
     fs::create_dir_all(root.join("docs")).expect("create docs/");
     fs::write(root.join("docs/bench.svg"), svg).expect("write docs/bench.svg");
     fs::write(root.join("BENCHMARKS.md"), markdown).expect("write BENCHMARKS.md");
@@ -148,6 +153,16 @@ fn main() {
         "wrote BENCHMARKS.md and docs/bench.svg; measured in {run_secs:.1} s, total {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// The section of BENCHMARKS.md that `examples/broadcast.rs` writes, its
+/// markers included.
+fn broadcast_section(old: &str) -> Option<&str> {
+    const START: &str = "<!-- broadcast:start -->";
+    const END: &str = "<!-- broadcast:end -->";
+    let start = old.find(START)?;
+    let end = start + old[start..].find(END)? + END.len();
+    Some(&old[start..end])
 }
 
 /// Calibrates every row, runs the interleaved rounds, counts allocations.
