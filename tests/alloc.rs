@@ -16,7 +16,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::Rng;
+use common::{Rng, varint};
 use zao::{Decode, DecodeLimits, Encode, encode_message};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, SpawnEntityRef, WorldSnapshot,
@@ -135,14 +135,6 @@ fn decode_in_place_into_a_warmed_value_allocates_nothing() {
     let bytes = samples::spawn_entity().to_vec();
     let borrowed = assert_no_alloc("SpawnEntityRef", || SpawnEntityRef::decode(&bytes).unwrap());
     assert_eq!(borrowed.name, "Goblin");
-}
-
-fn varint(value: u64) -> Vec<u8> {
-    let mut buf = [0u8; 10];
-    let mut w = zao::Writer::new(&mut buf);
-    w.put_varint(value);
-    let n = w.position();
-    buf[..n].to_vec()
 }
 
 #[test]

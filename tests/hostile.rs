@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 
-use common::{Rng, golden_files};
+use common::{Rng, golden_files, varint};
 use zao::{
     Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, decode_message, split_message,
 };
@@ -38,14 +38,6 @@ fn spawn_with_name_prefix(prefix: &[u8]) -> Vec<u8> {
     bytes.truncate(34);
     bytes.extend_from_slice(prefix);
     bytes
-}
-
-fn varint(value: u64) -> Vec<u8> {
-    let mut buf = [0u8; 10];
-    let mut w = zao::Writer::new(&mut buf);
-    w.put_varint(value);
-    let n = w.position();
-    buf[..n].to_vec()
 }
 
 #[test]

@@ -169,6 +169,15 @@ impl Rng {
     }
 }
 
+/// The canonical varint encoding of `value`.
+pub fn varint(value: u64) -> Vec<u8> {
+    let mut buf = [0u8; 10];
+    let mut w = zao::Writer::new(&mut buf);
+    w.put_varint(value);
+    let n = w.position();
+    buf[..n].to_vec()
+}
+
 /// The golden files: (name, framed bytes).
 pub fn golden_files() -> Vec<(&'static str, Vec<u8>)> {
     [
