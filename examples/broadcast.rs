@@ -670,7 +670,7 @@ impl Bare {
         tls.alpn_protocols = vec![b"zao/1".to_vec()];
         let crypto = QuicServerConfig::try_from(tls).unwrap();
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        config.transport_config(Arc::new(transport_config(&limits)));
+        config.transport_config(Arc::new(limits.transport_config()));
         config.max_incoming(limits.max_pending_handshakes.max(1));
         let socket = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let endpoint = {
@@ -722,26 +722,6 @@ impl Bare {
         self.endpoint.close(VarInt::from_u32(0), b"done");
         self.rt.shutdown_timeout(Duration::from_millis(200));
     }
-}
-
-/// zao's `transport_config` (src/quic/link.rs, crate-private), mirrored
-/// line for line so the floor's quinn runs with the same settings.
-fn transport_config(limits: &Limits) -> quinn::TransportConfig {
-    let mut t = quinn::TransportConfig::default();
-    t.max_concurrent_bidi_streams(VarInt::from_u32(1));
-    t.max_concurrent_uni_streams(VarInt::from_u32(1));
-    t.stream_receive_window(VarInt::from_u32(limits.stream_receive_window));
-    t.receive_window(VarInt::from_u32(limits.connection_receive_window));
-    t.send_window(limits.send_window);
-    t.datagram_receive_buffer_size(Some(limits.datagram_receive_buffer));
-    t.datagram_send_buffer_size(limits.datagram_send_buffer);
-    t.max_idle_timeout(quinn::IdleTimeout::try_from(limits.idle_timeout).ok());
-    t.keep_alive_interval(Some(limits.keep_alive));
-    t.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
-    t.mtu_discovery_config(None);
-    t.packet_threshold(16);
-    t.time_threshold(1.5);
-    t
 }
 
 /// The chunk datagrams `Server::send_snapshot` would send (sequence 1), for

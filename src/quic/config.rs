@@ -84,6 +84,15 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The quinn transport configuration zao runs with these limits (stream
+    /// counts, windows, datagram buffers, timeouts, BBR, fixed MTU, loss
+    /// thresholds), for tools that compare against bare quinn or speak to a
+    /// zao server at the QUIC level.
+    #[must_use]
+    pub fn transport_config(&self) -> quinn::TransportConfig {
+        super::link::transport_config(self)
+    }
+
     /// The most memory one connection can hold in zao's and quinn's buffers:
     /// receive window, datagram buffers, send window and reliable backlog.
     #[must_use]
