@@ -270,11 +270,7 @@ impl Client {
     }
 
     fn stop(&mut self) {
-        self.endpoint
-            .close(VarInt::from_u32(code::NORMAL), b"client shutting down");
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_millis(200));
-        }
+        super::link::stop(&self.endpoint, &mut self.runtime, b"client shutting down");
     }
 }
 

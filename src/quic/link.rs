@@ -251,22 +251,24 @@ impl Link {
         }
     }
 
-    /// Sends one datagram now; quinn drops its oldest queued datagrams when
+    /// Sends one datagram now, whatever it packs (its messages are counted
+    /// where they were packed); quinn drops its oldest queued datagrams when
     /// its send buffer is full, so the newest always goes out.
-    pub(crate) fn send_datagram(&self, datagram: Bytes) {
-        self.sent();
-        if self.quic.send_datagram(datagram).is_err() {
-            Counters::bump(&self.counters.datagrams_dropped);
-        }
+    fn send_datagram(&self, datagram: Bytes) {
+        self.send_datagrams(core::slice::from_ref(&datagram), 0);
     }
 
-    /// Sends several datagrams (one snapshot's chunks) in one go: the
-    /// bookkeeping once, then each datagram.
-    pub(crate) fn send_datagrams(&self, datagrams: &[Bytes]) {
+    /// Sends datagrams that each carry one message (a snapshot's chunks, a
+    /// shared unreliable message) in one go: the bookkeeping once, then each.
+    pub(crate) fn send_messages(&self, datagrams: &[Bytes]) {
+        self.send_datagrams(datagrams, datagrams.len() as u64);
+    }
+
+    fn send_datagrams(&self, datagrams: &[Bytes], messages: u64) {
         self.sent();
         self.counters
             .messages_out
-            .fetch_add(datagrams.len() as u64, Ordering::Relaxed);
+            .fetch_add(messages, Ordering::Relaxed);
         for datagram in datagrams {
             if self.quic.send_datagram(datagram.clone()).is_err() {
                 Counters::bump(&self.counters.datagrams_dropped);
@@ -332,8 +334,8 @@ pub(crate) struct ReceivePolicy {
 /// What a received message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Admitted {
-    /// A registered message: deliver it.
-    Message,
+    /// A registered message, with its id: deliver it.
+    Message(u32),
     /// A heartbeat: it only shows the peer is alive.
     Heartbeat,
 }
@@ -361,7 +363,7 @@ impl ReceivePolicy {
                 entry.name
             ));
         }
-        Ok(Admitted::Message)
+        Ok(Admitted::Message(id))
     }
 }
 
@@ -533,7 +535,7 @@ async fn read_reliable(
                 }
             };
             match policy.admits(&message, Channel::Reliable) {
-                Ok(Admitted::Message) => {}
+                Ok(Admitted::Message(_)) => {}
                 Ok(Admitted::Heartbeat) => {
                     if rate_check(&link, rate.as_deref()) {
                         link.heard();
@@ -574,73 +576,59 @@ async fn read_datagrams(
         tracing::debug!(client = link.id.0, "datagram dropped: {why}");
         Counters::bump(&link.counters.datagrams_dropped);
     };
+    // The id of a message to deliver; heartbeats and refusals are handled
+    // (and counted) here.
+    let admit = |message: &[u8], channel: Channel| match policy.admits(message, channel) {
+        Ok(Admitted::Message(id)) => Some(id),
+        Ok(Admitted::Heartbeat) => {
+            // Counted against the rate like any message, so a flood of
+            // heartbeats is a flood.
+            if rate_check(&link, rate.as_deref()) {
+                link.heard();
+            }
+            None
+        }
+        Err(e) => {
+            drop_one(&e);
+            None
+        }
+    };
+    let deliver = |channel: Channel, message: Bytes| {
+        link.heard();
+        if !rate_check(&link, rate.as_deref()) {
+            return;
+        }
+        Counters::bump(&link.counters.messages_in);
+        if events
+            .try_send(Inbound::Message(link.id, channel, message))
+            .is_err()
+        {
+            drop_one(&"the application's event queue is full");
+        }
+    };
     while let Ok(datagram) = link.quic.read_datagram().await {
         if datagram.len() > policy.limits.max_datagram_payload {
             drop_one(&format_args!("{} bytes over the limit", datagram.len()));
             continue;
         }
-        let (channel, messages) = match split_datagram(&datagram) {
-            Ok(ParsedDatagram::Unreliable(messages)) => (Channel::Unreliable, messages),
+        match split_datagram(&datagram) {
+            Ok(ParsedDatagram::Unreliable(messages)) => {
+                for message in messages {
+                    if admit(&message, Channel::Unreliable).is_some() {
+                        deliver(Channel::Unreliable, message);
+                    }
+                }
+            }
             Ok(ParsedDatagram::Snapshot(header, message)) => {
-                let id = crate::split_message(&message)
-                    .map(|(id, _)| id)
-                    .unwrap_or(u32::MAX);
-                if policy.admits(&message, Channel::Snapshot) != Ok(Admitted::Message) {
-                    drop_one(&"not a registered snapshot");
+                let Some(id) = admit(&message, Channel::Snapshot) else {
                     continue;
-                }
+                };
                 match snapshots.handle_chunk(id, header) {
-                    SnapshotVerdict::Deliver => {
-                        link.heard();
-                        if !rate_check(&link, rate.as_deref()) {
-                            continue;
-                        }
-                        Counters::bump(&link.counters.messages_in);
-                        if events
-                            .try_send(Inbound::Message(link.id, Channel::Snapshot, message))
-                            .is_err()
-                        {
-                            drop_one(&"the application's event queue is full");
-                        }
-                        continue;
-                    }
-                    verdict => {
-                        drop_one(&format_args!("{verdict:?} snapshot chunk {header:?}"));
-                        continue;
-                    }
+                    SnapshotVerdict::Deliver => deliver(Channel::Snapshot, message),
+                    verdict => drop_one(&format_args!("{verdict:?} snapshot chunk {header:?}")),
                 }
             }
-            Err(e) => {
-                drop_one(&e);
-                continue;
-            }
-        };
-        for message in messages {
-            match policy.admits(&message, channel) {
-                Ok(Admitted::Message) => link.heard(),
-                Ok(Admitted::Heartbeat) => {
-                    // Counted against the rate like any message, so a flood
-                    // of heartbeats is a flood.
-                    if rate_check(&link, rate.as_deref()) {
-                        link.heard();
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    drop_one(&e);
-                    continue;
-                }
-            }
-            if !rate_check(&link, rate.as_deref()) {
-                continue;
-            }
-            Counters::bump(&link.counters.messages_in);
-            if events
-                .try_send(Inbound::Message(link.id, channel, message))
-                .is_err()
-            {
-                drop_one(&"the application's event queue is full");
-            }
+            Err(e) => drop_one(&e),
         }
     }
 }
@@ -760,4 +748,17 @@ pub(crate) async fn write_frame(send: &mut SendStream, message: &[u8]) -> Result
         .await
         .map_err(|e| e.to_string())?;
     send.write_all(message).await.map_err(|e| e.to_string())
+}
+
+/// Closes an endpoint's connections with `reason` and stops its runtime,
+/// giving tasks a moment to send the close.
+pub(crate) fn stop(
+    endpoint: &quinn::Endpoint,
+    runtime: &mut Option<tokio::runtime::Runtime>,
+    reason: &[u8],
+) {
+    endpoint.close(VarInt::from_u32(code::NORMAL), reason);
+    if let Some(runtime) = runtime.take() {
+        runtime.shutdown_timeout(Duration::from_millis(200));
+    }
 }

@@ -371,7 +371,7 @@ impl Server {
                     let datagram = unreliable_datagram(&payload);
                     self.targets
                         .iter()
-                        .for_each(|l| l.send_datagram(datagram.clone()));
+                        .for_each(|l| l.send_messages(core::slice::from_ref(&datagram)));
                 } else {
                     self.targets
                         .iter()
@@ -402,7 +402,7 @@ impl Server {
                 });
                 self.targets
                     .iter()
-                    .for_each(|l| l.send_datagram(datagram.clone()));
+                    .for_each(|l| l.send_messages(core::slice::from_ref(&datagram)));
             }
         }
         Ok(())
@@ -457,7 +457,7 @@ impl Server {
         // batch (chunk by chunk across clients measured 1.2-1.4x the bare
         // quinn floor at 64-256 clients x 1024 players).
         for link in &self.targets {
-            link.send_datagrams(&self.chunks);
+            link.send_messages(&self.chunks);
         }
         self.chunks.clear();
         Ok(plan.len())
@@ -483,11 +483,7 @@ impl Server {
     }
 
     fn stop(&mut self) {
-        self.endpoint
-            .close(VarInt::from_u32(code::NORMAL), b"server shutting down");
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_millis(200));
-        }
+        super::link::stop(&self.endpoint, &mut self.runtime, b"server shutting down");
     }
 }
 
