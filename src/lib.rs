@@ -256,8 +256,8 @@ pub mod quic;
 pub mod wire;
 
 pub use wire::{
-    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Writer,
-    decode_message, encode_message, message_len, split_message, varint_len,
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Sink, Writer,
+    decode_message, encode_message, encode_message_to, message_len, split_message, varint_len,
 };
 #[cfg(feature = "derive")]
 pub use zao_derive::{Decode, Encode, Message};

@@ -12,6 +12,7 @@ mod limits;
 mod message;
 mod reader;
 pub mod schema;
+mod sink;
 #[doc(hidden)]
 pub mod size;
 mod varint;
@@ -21,8 +22,11 @@ pub use decode::Decode;
 pub use encode::Encode;
 pub use error::{DecodeError, EncodeError};
 pub use limits::DecodeLimits;
-pub use message::{Message, decode_message, encode_message, message_len, split_message};
+pub use message::{
+    Message, decode_message, encode_message, encode_message_to, message_len, split_message,
+};
 pub use reader::Reader;
 pub use schema::Schema;
+pub use sink::Sink;
 pub use varint::{MAX_VARINT_LEN, varint_len};
 pub use writer::Writer;
