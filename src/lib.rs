@@ -233,7 +233,10 @@
 //!
 //! ## Cargo features
 //!
-//! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
+//! - `derive` (default): `#[derive(Encode, Decode, Message)]`, and the
+//!   sans-IO session protocol, [`proto`], whose messages derive them.
+//!   Without it (`--no-default-features`), zao is the codec alone:
+//!   [`Encode`], [`Decode`], [`Writer`], [`Reader`] and their impls.
 //! - `glam` (default): glam 0.33 vectors and quaternions, the glam that Bevy
 //!   0.20 uses.
 //! - `quic` (default): the transport, [`quic`]: quinn 0.11, rustls with ring,
@@ -250,6 +253,8 @@ extern crate self as zao;
 
 #[cfg(feature = "bevy")]
 pub mod bevy;
+// The session protocol's own messages derive `Encode`/`Decode`.
+#[cfg(feature = "derive")]
 pub mod proto;
 #[cfg(feature = "quic")]
 pub mod quic;
