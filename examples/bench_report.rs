@@ -445,20 +445,25 @@ fn report(filter: &Filter, save: Option<&Path>) {
     );
 }
 
-/// Runs `examples/bench_allocs.rs` (built with the same profile through
-/// cargo when this tool runs under cargo, else the binary beside this one)
-/// and parses its counts: `(case, library, op, allocations, bytes)` per op.
+/// Runs `examples/bench_allocs.rs` and parses its counts: `(case, library,
+/// op, allocations, bytes)` per op. The binary beside this one is used when
+/// it is at least as new as this one (built by the same cargo command);
+/// otherwise cargo builds it with the same profile.
 fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
-    let profile = if cfg!(debug_assertions) {
-        "dev"
-    } else {
-        "bench"
-    };
+    let exe = std::env::current_exe().expect("own path");
+    let sibling = exe.with_file_name("bench_allocs");
+    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = matches!((modified(&sibling), modified(&exe)), (Some(a), Some(b)) if a >= b);
     let cargo = std::env::var("CARGO")
         .ok()
         .or_else(|| option_env!("CARGO").map(str::to_owned));
     let mut command = match cargo {
-        Some(cargo) => {
+        Some(cargo) if !fresh => {
+            let profile = if cfg!(debug_assertions) {
+                "dev"
+            } else {
+                "bench"
+            };
             let mut c = Command::new(cargo);
             c.args([
                 "run",
@@ -471,11 +476,7 @@ fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
             c.current_dir(root);
             c
         }
-        None => Command::new(
-            std::env::current_exe()
-                .expect("own path")
-                .with_file_name("bench_allocs"),
-        ),
+        _ => Command::new(sibling),
     };
     let out = command
         .stderr(Stdio::inherit())
