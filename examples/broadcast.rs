@@ -619,10 +619,9 @@ fn start_zao() -> Server {
 
 /// zao's default limits, with room for the largest fleet.
 fn limits() -> Limits {
-    Limits {
-        max_clients: 1024,
-        ..Limits::default()
-    }
+    let mut limits = Limits::default();
+    limits.max_clients = 1024;
+    limits
 }
 
 fn client_config(addr: SocketAddr, hash: zao::quic::CertHash) -> quinn::ClientConfig {
@@ -795,7 +794,7 @@ impl Fleet {
         };
         // A zao server admits a few handshakes per address at once.
         let wave = if shared {
-            limits().max_pending_per_address
+            limits().max_pending_per_ip
         } else {
             CONNECT_WAVE
         };

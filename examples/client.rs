@@ -57,8 +57,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.flush();
         while let Some(event) = client.poll_event() {
             match event {
-                ClientEvent::Message { channel, payload } => {
-                    let (name, detail) = match GameMessage::decode(&payload)? {
+                ClientEvent::Message { channel, message } => {
+                    let (name, detail) = match GameMessage::decode(message.message())? {
                         GameMessage::PlayerMoved(m) => {
                             ("PlayerMoved", format!("entity {}", m.entity))
                         }
@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     println!("disconnected: {reason}");
                     return Ok(());
                 }
-                ClientEvent::Connected { .. } => {}
+                _ => {}
             }
         }
         tick += 1;

@@ -253,6 +253,8 @@ pub mod bevy;
 pub mod proto;
 #[cfg(feature = "quic")]
 pub mod quic;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod wire;
 
 pub use wire::{

@@ -390,7 +390,7 @@ fn leaving_and_kicks_are_messages_with_their_reasons() {
                 reason:
                     DisconnectReason::Closed {
                         by: Side::Peer,
-                        code: 4,
+                        code: zao::proto::CloseCode::Kicked,
                         reason,
                     },
             },
@@ -430,8 +430,9 @@ fn a_headless_app_runs_on_schedule_runner_with_a_fixed_tick() {
             let mut n = 0u32;
             while !stop.load(Ordering::Acquire) && n < 20_000 {
                 while let Some(event) = server.poll_event() {
-                    if let ServerEvent::Message { payload, .. } = event
-                        && let Ok(GameMessage::PlayerInput(input)) = GameMessage::decode(&payload)
+                    if let ServerEvent::Message { message, .. } = event
+                        && let Ok(GameMessage::PlayerInput(input)) =
+                            GameMessage::decode(message.message())
                     {
                         ticks.push(input.tick);
                     }

@@ -1,5 +1,7 @@
-//! The transport on a clean loopback link: handshake, every channel,
-//! fan-out, back-pressure and disconnects.
+//! The transport over real loopback QUIC (quinn on tokio, port 0): the
+//! handshake, every channel, fan-out, back-pressure and disconnects. The
+//! same sessions run on the simulated network in tests/links.rs and
+//! tests/security.rs; these check the quinn driver around them.
 
 // Test code: a panic is a failed test, so indexing and unwrap are fine here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -12,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::net::{connect_default, server, server_with, wait_client, wait_server};
 use zao::Message;
 use zao::proto::Channel;
-use zao::quic::{ClientEvent, DisconnectReason, Limits, SendError, ServerEvent, Side, Target};
+use zao::quic::{
+    ClientEvent, CloseCode, DisconnectReason, Limits, SendError, ServerEvent, Side, Target,
+};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples,
 };
@@ -80,8 +84,8 @@ fn every_channel_delivers_on_a_clean_link() {
                 || (is_a && unreliable < 20))
         {
             match client.poll_event() {
-                Some(ClientEvent::Message { channel, payload }) => {
-                    match (channel, GameMessage::decode(&payload).unwrap()) {
+                Some(ClientEvent::Message { channel, message }) => {
+                    match (channel, GameMessage::decode(message.message()).unwrap()) {
                         (Channel::Reliable, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
                         (Channel::Unreliable, GameMessage::PlayerMoved(_)) => unreliable += 1,
                         (Channel::Snapshot, GameMessage::WorldSnapshot(s)) => {
@@ -128,11 +132,8 @@ fn every_channel_delivers_on_a_clean_link() {
             Some(ServerEvent::Message {
                 client,
                 channel,
-                payload,
-            }) => {
-                let (id, _) = zao::split_message(&payload).unwrap();
-                got.push((client, channel, id));
-            }
+                message,
+            }) => got.push((client, channel, message.id())),
             Some(_) => {}
             None => std::thread::sleep(Duration::from_millis(1)),
         }
@@ -189,7 +190,7 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
             reason:
                 DisconnectReason::Closed {
                     by: Side::Peer,
-                    code: 4,
+                    code: CloseCode::Kicked,
                     reason,
                 },
         }) => {
@@ -201,10 +202,8 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
 
 #[test]
 fn a_full_reliable_backlog_is_a_back_pressure_error() {
-    let limits = Limits {
-        reliable_backlog: 64 * 1024,
-        ..Limits::default()
-    };
+    let mut limits = Limits::default();
+    limits.reliable_backlog = 64 * 1024;
     let mut server = server_with(limits, None);
     let (_client, id) = connect_default(&mut server);
     let big = samples::inventory(2000); // 26 kB

@@ -177,7 +177,7 @@ pub(crate) fn receive(world: &mut World) {
             ClientEvent::Disconnected { reason } => {
                 zao.state = ConnectionState::Disconnected(reason.clone());
             }
-            ClientEvent::Message { .. } => {}
+            _ => {}
         }
     }
     for event in inbox.drain(..) {
@@ -188,15 +188,12 @@ pub(crate) fn receive(world: &mut World) {
             ClientEvent::Disconnected { reason } => {
                 world.write_message(Disconnected { reason });
             }
-            ClientEvent::Message { payload, .. } => {
-                // The transport admits only registered ids the server may send.
-                let Ok((id, _)) = crate::split_message(&payload) else {
-                    continue;
-                };
+            ClientEvent::Message { message, .. } => {
+                let id = message.id();
                 let decode = world
                     .get_resource::<ZaoProtocol>()
                     .and_then(|p| p.client_decoder(id));
-                match decode.map(|decode| decode(world, &payload)) {
+                match decode.map(|decode| decode(world, &message)) {
                     Some(Ok(())) => {}
                     Some(Err(e)) => tracing::debug!(id, "bad message from the server: {e}"),
                     None => tracing::debug!(id, "no receiver for message"),

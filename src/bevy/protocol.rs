@@ -9,8 +9,7 @@ use bevy_app::{App, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
 
 use crate::DecodeError;
-use crate::proto::{Channel, Direction, Protocol, Snapshot};
-use crate::quic::{ClientId, SendError};
+use crate::proto::{Channel, ClientId, Direction, Protocol, Received, SendError, Snapshot};
 
 use super::messages::{
     ClientConnected, ClientDisconnected, ClientRefused, Connected, Disconnected, FromClient,
@@ -19,11 +18,11 @@ use super::messages::{
 use super::set::{SendStep, ZaoSet};
 use super::{ZaoClient, ZaoServer, client, server};
 
-/// Decodes a framed message (`id + body`) from a client and writes it as a
+/// Decodes a received message from a client and writes it as a
 /// `FromClient<T>`: one per registered type, found by id.
-pub(crate) type ServerDecode = fn(&mut World, ClientId, &[u8]) -> Result<(), DecodeError>;
-/// Decodes a framed message from the server and writes it as a `FromServer<T>`.
-pub(crate) type ClientDecode = fn(&mut World, &[u8]) -> Result<(), DecodeError>;
+pub(crate) type ServerDecode = fn(&mut World, ClientId, &Received) -> Result<(), DecodeError>;
+/// Decodes a received message from the server and writes it as a `FromServer<T>`.
+pub(crate) type ClientDecode = fn(&mut World, &Received) -> Result<(), DecodeError>;
 
 /// The type-erased receive path of one message id. Only the side that
 /// receives the type has one: the transport has already refused a message
@@ -209,18 +208,18 @@ fn register<T: NetworkMessage>(app: &mut App, channel: Channel, direction: Direc
 fn decode_from_client<T: NetworkMessage>(
     world: &mut World,
     client: ClientId,
-    payload: &[u8],
+    received: &Received,
 ) -> Result<(), DecodeError> {
-    let message = crate::decode_message::<T>(payload)?;
+    let message = received.decode::<T>()?;
     world.write_message(FromClient { client, message });
     Ok(())
 }
 
 fn decode_from_server<T: NetworkMessage>(
     world: &mut World,
-    payload: &[u8],
+    received: &Received,
 ) -> Result<(), DecodeError> {
-    let message = crate::decode_message::<T>(payload)?;
+    let message = received.decode::<T>()?;
     world.write_message(FromServer(message));
     Ok(())
 }
@@ -290,8 +289,6 @@ fn log_send_error(name: &str, e: &SendError) {
         SendError::QueueFull(_) | SendError::NotConnected(_) => {
             tracing::debug!("zao: {name} not sent: {e}");
         }
-        SendError::TooLarge { .. } | SendError::NotRegistered(_) => {
-            tracing::warn!("zao: {name} not sent: {e}");
-        }
+        _ => tracing::warn!("zao: {name} not sent: {e}"),
     }
 }

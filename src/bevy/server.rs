@@ -181,18 +181,18 @@ pub(crate) fn receive(world: &mut World) {
     inbox.extend(core::iter::from_fn(|| zao.server.poll_event()));
     for event in &inbox {
         match event {
-            ServerEvent::Connected { client, addr } => {
+            ServerEvent::Connected { client, addr, .. } => {
                 zao.clients.insert(*client, *addr);
             }
             ServerEvent::Disconnected { client, .. } => {
                 zao.clients.remove(client);
             }
-            ServerEvent::Refused { .. } | ServerEvent::Message { .. } => {}
+            _ => {}
         }
     }
     for event in inbox.drain(..) {
         match event {
-            ServerEvent::Connected { client, addr } => {
+            ServerEvent::Connected { client, addr, .. } => {
                 world.write_message(ClientConnected { client, addr });
             }
             ServerEvent::Refused { addr, reason } => {
@@ -202,16 +202,13 @@ pub(crate) fn receive(world: &mut World) {
                 world.write_message(ClientDisconnected { client, reason });
             }
             ServerEvent::Message {
-                client, payload, ..
+                client, message, ..
             } => {
-                // The transport admits only registered ids a client may send.
-                let Ok((id, _)) = crate::split_message(&payload) else {
-                    continue;
-                };
+                let id = message.id();
                 let decode = world
                     .get_resource::<ZaoProtocol>()
                     .and_then(|p| p.server_decoder(id));
-                match decode.map(|decode| decode(world, client, &payload)) {
+                match decode.map(|decode| decode(world, client, &message)) {
                     Some(Ok(())) => {}
                     // A peer's bad bytes: debug, so a client cannot flood the logs.
                     Some(Err(e)) => tracing::debug!(client = client.0, id, "bad message: {e}"),

@@ -33,6 +33,15 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// Whether `role` may send a message of this direction.
+    #[must_use]
+    pub fn sent_by(self, role: Role) -> bool {
+        match role {
+            Role::Client => self.client_sends(),
+            Role::Server => self.server_sends(),
+        }
+    }
+
     /// Whether a client may send this.
     #[must_use]
     pub fn client_sends(self) -> bool {
@@ -43,5 +52,25 @@ impl Direction {
     #[must_use]
     pub fn server_sends(self) -> bool {
         matches!(self, Self::ServerToClient | Self::Both)
+    }
+}
+
+/// Which end of a connection a session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The end that accepted the connection.
+    Server,
+    /// The end that opened it.
+    Client,
+}
+
+impl Role {
+    /// The other end.
+    #[must_use]
+    pub fn peer(self) -> Self {
+        match self {
+            Self::Server => Self::Client,
+            Self::Client => Self::Server,
+        }
     }
 }

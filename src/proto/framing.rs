@@ -82,6 +82,24 @@ impl FrameDecoder {
         self.buf.len()
     }
 
+    /// Reads a bare varint from the front of the stream (a stream header),
+    /// `Ok(None)` if more bytes are needed. Call it only before any frame.
+    ///
+    /// # Errors
+    /// [`FrameError::BadLength`] if the bytes are not a canonical varint.
+    pub fn poll_header(&mut self) -> Result<Option<u64>, FrameError> {
+        let mut r = Reader::new(&self.buf);
+        match r.get_varint() {
+            Ok(value) => {
+                let used = self.buf.len() - r.remaining();
+                self.buf.advance(used);
+                Ok(Some(value))
+            }
+            Err(DecodeError::UnexpectedEnd) if self.buf.len() < MAX_VARINT_LEN => Ok(None),
+            Err(e) => Err(FrameError::BadLength(e)),
+        }
+    }
+
     /// The next complete frame, `Ok(None)` if more bytes are needed.
     ///
     /// # Errors

@@ -9,6 +9,15 @@ use crate::{Decode, Encode};
 
 use super::{Protocol, ProtocolEntry};
 
+/// Message id 0 with an empty body is zao's heartbeat (docs/WIRE.md §12): a
+/// client sends it on its reliable stream when it has sent nothing else for
+/// a quarter of the silence timeout, so a server can tell a quiet client
+/// from a dead or stalling one. Reliable, not a datagram: under heavy loss
+/// (L5, 25 %) a datagram heartbeat was lost often enough for the 10-minute
+/// soak to see a live client closed for silence. Receivers also take it in
+/// an unreliable datagram.
+pub const HEARTBEAT_ID: u32 = 0;
+
 /// First field of every [`Hello`]: "ZAO1".
 pub const PROTOCOL_MAGIC: u32 = 0x5a41_4f31;
 
@@ -26,6 +35,24 @@ pub struct Hello {
     /// An authentication token for the server's callback.
     pub token: Option<Vec<u8>>,
 }
+
+impl Hello {
+    /// The hello a client of `protocol` sends, with this crate's version.
+    #[must_use]
+    pub fn new(protocol: &Protocol, token: Option<Vec<u8>>) -> Self {
+        Self {
+            magic: PROTOCOL_MAGIC,
+            version: VERSION.to_owned(),
+            protocol_hash: protocol.hash(),
+            messages: protocol.entries().to_vec(),
+            token,
+        }
+    }
+}
+
+/// The zao version a hello carries and a server compares
+/// ([`versions_compatible`]): this crate's `CARGO_PKG_VERSION`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The server's answer.
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
@@ -70,6 +97,27 @@ pub enum RefuseReason {
     /// The server has `max_clients` already.
     #[zao(tag = 4)]
     ServerFull,
+    /// The client's QUIC transport takes no datagrams, or datagrams smaller
+    /// than [`DATAGRAM_BUDGET`](super::DATAGRAM_BUDGET): it could not
+    /// receive snapshots or unreliable messages.
+    #[zao(tag = 5)]
+    DatagramsTooSmall {
+        /// The largest datagram the client takes (0: none).
+        max: u64,
+        /// What zao needs.
+        required: u64,
+    },
+    /// The identity the auth callback returned is connected already and the
+    /// server keeps the first connection
+    /// ([`DuplicateIdentity::RefuseNew`](super::DuplicateIdentity::RefuseNew)).
+    #[zao(tag = 6)]
+    AlreadyConnected,
+    /// The auth callback could not decide; try again later.
+    #[zao(tag = 7)]
+    AuthUnavailable {
+        /// What the callback said.
+        detail: String,
+    },
 }
 
 impl fmt::Display for RefuseReason {
@@ -82,6 +130,14 @@ impl fmt::Display for RefuseReason {
             Self::ProtocolMismatch { detail } => write!(f, "protocol mismatch: {detail}"),
             Self::Unauthorized { detail } => write!(f, "unauthorized: {detail}"),
             Self::ServerFull => f.write_str("server full"),
+            Self::DatagramsTooSmall { max, required } => write!(
+                f,
+                "the client takes datagrams of {max} bytes, the server needs {required}"
+            ),
+            Self::AlreadyConnected => f.write_str("this identity is connected already"),
+            Self::AuthUnavailable { detail } => {
+                write!(f, "authentication unavailable: {detail}")
+            }
         }
     }
 }

@@ -4,7 +4,50 @@
 use crate::wire::schema::{leaf, mix_u64};
 use crate::{Decode, Encode, Message};
 
-use super::{Channel, Direction};
+use super::{Channel, Direction, Role};
+
+/// Why a message may not travel where it was sent or received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Inadmissible {
+    /// No message type has this id.
+    Unknown(u32),
+    /// The type is registered on another channel.
+    WrongChannel {
+        /// The message id.
+        id: u32,
+        /// Its registered channel.
+        registered: Channel,
+        /// The channel it was sent or received on.
+        used: Channel,
+    },
+    /// The type is not sent by this side.
+    WrongDirection {
+        /// The message id.
+        id: u32,
+        /// Its registered direction.
+        direction: Direction,
+    },
+}
+
+impl core::fmt::Display for Inadmissible {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Unknown(id) => write!(f, "unknown message id {id}"),
+            Self::WrongChannel {
+                id,
+                registered,
+                used,
+            } => write!(
+                f,
+                "message id {id} is registered on {registered:?}, not {used:?}"
+            ),
+            Self::WrongDirection { id, direction } => {
+                write!(f, "message id {id} is sent {direction:?}, not by this side")
+            }
+        }
+    }
+}
 
 /// One registered message type.
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
@@ -89,6 +132,34 @@ impl Protocol {
             .binary_search_by_key(&id, |e| e.id)
             .ok()
             .and_then(|i| self.entries.get(i))
+    }
+
+    /// The one admission rule, applied on send and on receipt: message `id`
+    /// may travel on `channel` when `sender` sends it.
+    ///
+    /// # Errors
+    /// [`Inadmissible`] naming the rule it breaks.
+    pub fn admits(
+        &self,
+        id: u32,
+        channel: Channel,
+        sender: Role,
+    ) -> Result<&ProtocolEntry, Inadmissible> {
+        let entry = self.get(id).ok_or(Inadmissible::Unknown(id))?;
+        if entry.channel != channel {
+            return Err(Inadmissible::WrongChannel {
+                id,
+                registered: entry.channel,
+                used: channel,
+            });
+        }
+        if !entry.direction.sent_by(sender) {
+            return Err(Inadmissible::WrongDirection {
+                id,
+                direction: entry.direction,
+            });
+        }
+        Ok(entry)
     }
 
     /// A digest of every (id, fingerprint, channel, direction).

@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+pub mod game;
 pub mod net;
 
 use std::collections::HashMap;

@@ -1,0 +1,7 @@
+//! One connection's whole state machine, sans I/O (see [`Session`]).
+
+mod recv;
+mod send;
+mod state;
+
+pub use state::{Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Transmit};

@@ -1,0 +1,424 @@
+//! One driver task per connection: it feeds quinn's events into the
+//! connection's [`Session`](crate::proto::Session) and carries out what the
+//! session asks (datagrams, stream writes, the close), as quinn's
+//! `ConnectionDriver` does for quinn-proto. No protocol decision is made
+//! here: what to read, write, refuse or close is the session's.
+//!
+//! Around the driver, small tasks do the waiting quinn's API needs: one
+//! reads datagrams, one accepts streams, one reads each stream (only while
+//! the session wants its bytes), one writes each stream. They talk to the
+//! driver through one bounded channel.
+
+use std::collections::HashMap;
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use quinn::{Connection, RecvStream, SendStream, VarInt};
+use tokio::sync::{Notify, mpsc};
+
+use super::error::disconnect_reason;
+use super::tls::stream_id;
+use crate::proto::{
+    Authentication, CloseCode, PathStats, ServerShared, SessionCell, StreamId, StreamWrite,
+    Transmit,
+};
+
+/// Largest chunk read from a stream at once.
+const READ_CHUNK: usize = 64 * 1024;
+/// Most writes handed to a stream's writer at once, and most bytes (past
+/// the first write): the session's backlog, not the driver, holds what
+/// waits for QUIC's flow control.
+const WRITE_BATCH: usize = 128;
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+/// Capacity of the driver's inbox.
+const INBOX: usize = 256;
+
+/// Whose connection this is.
+pub(crate) enum Owner {
+    /// A server's: admission and events go through its shared state; auth
+    /// futures run on `auth`, off the network threads.
+    Server {
+        shared: Arc<ServerShared>,
+        auth: tokio::runtime::Handle,
+    },
+    /// A client's.
+    Client,
+}
+
+/// What the helper tasks tell the driver.
+enum Inbound {
+    Bytes(StreamId, Bytes),
+    Finished(StreamId),
+    Datagram(Bytes),
+    /// A stream's writer finished its batch.
+    Written(StreamId),
+    /// The send half of a bidirectional stream the peer opened.
+    BiSend(StreamId, SendStream),
+}
+
+/// A stream's writer task, as the driver sees it.
+struct Writer {
+    batches: mpsc::Sender<Vec<StreamWrite>>,
+    busy: bool,
+}
+
+struct Driver {
+    conn: Connection,
+    cell: Arc<SessionCell>,
+    owner: Owner,
+    inbox: mpsc::Sender<Inbound>,
+    /// Readers wait on it while the session wants no bytes.
+    resume: Arc<Notify>,
+    writers: HashMap<StreamId, Writer>,
+    /// Send halves of peer-opened bidirectional streams, until written.
+    bi_sends: HashMap<StreamId, SendStream>,
+    handshake_timeout: Duration,
+}
+
+/// Drives `conn` with the session in `cell` until the connection is gone.
+pub(crate) async fn drive(conn: Connection, cell: Arc<SessionCell>, owner: Owner) {
+    let (tx, mut inbox) = mpsc::channel(INBOX);
+    let resume = Arc::new(Notify::new());
+    let handshake_timeout = cell.lock().limits().handshake_timeout;
+    tokio::spawn(read_datagrams(conn.clone(), tx.clone()));
+    tokio::spawn(accept_streams(
+        conn.clone(),
+        tx.clone(),
+        cell.clone(),
+        resume.clone(),
+    ));
+    let mut driver = Driver {
+        conn,
+        cell,
+        owner,
+        inbox: tx,
+        resume,
+        writers: HashMap::new(),
+        bi_sends: HashMap::new(),
+        handshake_timeout,
+    };
+    {
+        let max = driver.conn.max_datagram_size();
+        let path = path_stats(&driver.conn);
+        let mut session = driver.cell.lock();
+        session.handle_path_stats(path);
+        session.handle_connected(Instant::now(), max);
+    }
+    loop {
+        driver.pump();
+        let timeout = driver.cell.lock().poll_timeout();
+        let sleep = async {
+            match timeout {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => core::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = woken(&driver.cell) => driver.cell.lock().handle_timeout(Instant::now()),
+            Some(inbound) = inbox.recv() => driver.handle(inbound),
+            () = sleep => driver.timeout(),
+            err = driver.conn.closed() => {
+                driver.cell.lock().handle_connection_lost(Instant::now(), disconnect_reason(&err));
+                driver.pump();
+                break;
+            }
+        }
+        driver.resume.notify_waiters();
+    }
+    driver.resume.notify_waiters();
+}
+
+/// Resolves once the application woke the session's driver.
+async fn woken(cell: &SessionCell) {
+    poll_fn(|cx| {
+        if cell.take_notified(Some(cx.waker())) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+}
+
+impl Driver {
+    fn handle(&mut self, inbound: Inbound) {
+        let now = Instant::now();
+        match inbound {
+            Inbound::Bytes(id, bytes) => self.cell.lock().handle_stream_bytes(now, id, &bytes),
+            Inbound::Finished(id) => self.cell.lock().handle_stream_finished(now, id),
+            Inbound::Datagram(d) => self.cell.lock().handle_datagram(now, d),
+            Inbound::Written(id) => {
+                if let Some(w) = self.writers.get_mut(&id) {
+                    w.busy = false;
+                }
+            }
+            Inbound::BiSend(id, send) => {
+                self.bi_sends.insert(id, send);
+            }
+        }
+    }
+
+    fn timeout(&mut self) {
+        let path = path_stats(&self.conn);
+        let mut session = self.cell.lock();
+        session.handle_path_stats(path);
+        session.handle_timeout(Instant::now());
+    }
+
+    /// Carries out what the session asks, until it asks nothing more.
+    fn pump(&mut self) {
+        loop {
+            let mut session = self.cell.lock();
+            while let Some(transmit) = session.poll_transmit() {
+                match transmit {
+                    Transmit::Datagram(d) => {
+                        if let Err(e) = self.conn.send_datagram(d) {
+                            tracing::debug!("datagram not sent: {e}");
+                        }
+                    }
+                    Transmit::Close { code, reason } => self.conn.close(
+                        VarInt::from_u64(code.to_wire()).unwrap_or(VarInt::MAX),
+                        &reason,
+                    ),
+                }
+            }
+            let mut batches = Vec::new();
+            let role = session.role();
+            let writable: Vec<StreamId> = session.writable_streams().collect();
+            for id in writable {
+                if self.writers.get(&id).is_some_and(|w| w.busy) {
+                    continue;
+                }
+                // A stream the peer opened is written once its send half
+                // has come from the acceptor.
+                let peers = id.initiator() != role && !id.is_uni();
+                if peers && !self.writers.contains_key(&id) && !self.bi_sends.contains_key(&id) {
+                    continue;
+                }
+                let mut batch = Vec::new();
+                let mut bytes = 0;
+                while batch.len() < WRITE_BATCH && bytes < WRITE_BATCH_BYTES {
+                    match session.poll_stream(id) {
+                        Some(write) => {
+                            if let StreamWrite::Data(d) = &write {
+                                bytes += d.len();
+                            }
+                            batch.push(write);
+                        }
+                        None => break,
+                    }
+                }
+                batches.push((id, batch));
+            }
+            let auth = session.poll_auth();
+            drop(session);
+            for (id, batch) in batches {
+                self.write(id, batch);
+            }
+            let Some(request) = auth else { break };
+            let Owner::Server { shared, auth } = &self.owner else {
+                break;
+            };
+            if let Authentication::Run(future) =
+                shared.authenticate(&self.cell, request, Instant::now())
+            {
+                let (shared, cell) = (shared.clone(), self.cell.clone());
+                let limit = self.handshake_timeout;
+                auth.spawn(async move {
+                    // The session's own deadline closes it if this is late.
+                    if let Ok(result) = tokio::time::timeout(limit, future).await {
+                        shared.admit(&cell, Instant::now(), result.map(Some));
+                    }
+                    cell.wake();
+                });
+            }
+        }
+        if let Owner::Server { shared, .. } = &self.owner {
+            shared.after_drive(&self.cell);
+        }
+    }
+
+    /// Hands a batch to `id`'s writer, starting the writer (and opening the
+    /// stream) on first use.
+    fn write(&mut self, id: StreamId, batch: Vec<StreamWrite>) {
+        if !self.writers.contains_key(&id) {
+            let (tx, rx) = mpsc::channel(1);
+            let open = match self.bi_sends.remove(&id) {
+                Some(send) => Open::Have(send),
+                None if id.is_uni() => Open::Uni(id),
+                None => Open::Bi(id),
+            };
+            tokio::spawn(write_stream(
+                self.conn.clone(),
+                open,
+                rx,
+                self.inbox.clone(),
+                self.cell.clone(),
+                self.resume.clone(),
+            ));
+            self.writers.insert(
+                id,
+                Writer {
+                    batches: tx,
+                    busy: false,
+                },
+            );
+        }
+        if let Some(writer) = self.writers.get_mut(&id)
+            && writer.batches.try_send(batch).is_ok()
+        {
+            writer.busy = true;
+        }
+    }
+}
+
+/// QUIC's figures for the session's stats.
+fn path_stats(conn: &Connection) -> PathStats {
+    let stats = conn.stats();
+    PathStats {
+        rtt: conn.rtt(),
+        sent_packets: stats.path.sent_packets,
+        lost_packets: stats.path.lost_packets,
+        bytes_in: stats.udp_rx.bytes,
+        bytes_out: stats.udp_tx.bytes,
+    }
+}
+
+/// How a writer gets its stream.
+enum Open {
+    /// The send half of a stream the peer opened.
+    Have(SendStream),
+    /// Open our next unidirectional stream, which must be this one.
+    Uni(StreamId),
+    /// Open our next bidirectional stream (the control stream), which must
+    /// be this one; its receive half gets a reader.
+    Bi(StreamId),
+}
+
+async fn write_stream(
+    conn: Connection,
+    open: Open,
+    mut batches: mpsc::Receiver<Vec<StreamWrite>>,
+    inbox: mpsc::Sender<Inbound>,
+    cell: Arc<SessionCell>,
+    resume: Arc<Notify>,
+) {
+    let (id, mut send) = match open {
+        Open::Have(send) => (stream_id(send.id()), send),
+        Open::Uni(id) => match conn.open_uni().await {
+            Ok(send) => (id, send),
+            Err(_) => return,
+        },
+        Open::Bi(id) => match conn.open_bi().await {
+            Ok((send, recv)) => {
+                tokio::spawn(read_stream(recv, inbox.clone(), cell, resume));
+                (id, send)
+            }
+            Err(_) => return,
+        },
+    };
+    if stream_id(send.id()) != id {
+        // Streams open in order, so this cannot happen; if it did, the
+        // peer would read our bytes as another stream's.
+        conn.close(
+            VarInt::from_u64(CloseCode::ProtocolViolation.to_wire()).unwrap_or(VarInt::MAX),
+            b"stream ids out of step",
+        );
+        return;
+    }
+    let mut chunks = Vec::with_capacity(WRITE_BATCH);
+    while let Some(batch) = batches.recv().await {
+        let mut finish = false;
+        for write in batch {
+            match write {
+                StreamWrite::Data(data) => chunks.push(data),
+                StreamWrite::Finish => finish = true,
+            }
+        }
+        if send.write_all_chunks(&mut chunks).await.is_err() {
+            return;
+        }
+        chunks.clear();
+        if finish {
+            let _ = send.finish();
+        }
+        if inbox.send(Inbound::Written(id)).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn read_datagrams(conn: Connection, inbox: mpsc::Sender<Inbound>) {
+    while let Ok(datagram) = conn.read_datagram().await {
+        if inbox.send(Inbound::Datagram(datagram)).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn accept_streams(
+    conn: Connection,
+    inbox: mpsc::Sender<Inbound>,
+    cell: Arc<SessionCell>,
+    resume: Arc<Notify>,
+) {
+    loop {
+        tokio::select! {
+            uni = conn.accept_uni() => match uni {
+                Ok(recv) => {
+                    tokio::spawn(read_stream(recv, inbox.clone(), cell.clone(), resume.clone()));
+                }
+                Err(_) => return,
+            },
+            bi = conn.accept_bi() => match bi {
+                Ok((send, recv)) => {
+                    // The send half reaches the driver before any byte the
+                    // reader passes on, so the answer has its stream.
+                    let id = stream_id(recv.id());
+                    if inbox.send(Inbound::BiSend(id, send)).await.is_err() {
+                        return;
+                    }
+                    tokio::spawn(read_stream(recv, inbox.clone(), cell.clone(), resume.clone()));
+                }
+                Err(_) => return,
+            },
+        }
+    }
+}
+
+/// Reads one stream while the session wants its bytes.
+async fn read_stream(
+    mut recv: RecvStream,
+    inbox: mpsc::Sender<Inbound>,
+    cell: Arc<SessionCell>,
+    resume: Arc<Notify>,
+) {
+    let id = stream_id(recv.id());
+    loop {
+        loop {
+            // Created before the check, so a resume between them is kept.
+            let resumed = resume.notified();
+            {
+                let session = cell.lock();
+                if session.is_closed() {
+                    return;
+                }
+                if session.wants_stream_bytes(id) {
+                    break;
+                }
+            }
+            resumed.await;
+        }
+        let inbound = match recv.read_chunk(READ_CHUNK, true).await {
+            Ok(Some(chunk)) => Inbound::Bytes(id, chunk.bytes),
+            Ok(None) | Err(_) => Inbound::Finished(id),
+        };
+        let done = matches!(inbound, Inbound::Finished(_));
+        if inbox.send(inbound).await.is_err() || done {
+            return;
+        }
+    }
+}
