@@ -929,6 +929,25 @@ fn a_capture_reads_back_record_for_record() {
         CaptureReader::new(&b"PK\x03\x04 not a capture"[..]).unwrap_err(),
         CaptureError::NotACapture
     ));
+    // `create` writes the same header to a file.
+    let path = std::env::temp_dir().join(format!("zao-capture-{}.zcap", std::process::id()));
+    let mut writer = CaptureWriter::create(&path, &protocol, Side::Client).unwrap();
+    writer
+        .message(
+            Instant::now(),
+            0,
+            Flow::ClientToServer,
+            Channel::Reliable,
+            &messages[0],
+        )
+        .unwrap();
+    drop(writer.into_inner().unwrap());
+    let on_disk = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let mut reader = CaptureReader::new(on_disk.as_slice()).unwrap();
+    assert_eq!(reader.header().side, Side::Client);
+    assert!(reader.next_record().unwrap().is_some());
+    assert!(reader.next_record().unwrap().is_none());
     // Every prefix of the header is an error, never a panic.
     for n in 0..file.len().min(4_000) {
         let _ =

@@ -114,6 +114,22 @@ pub struct CaptureWriter<W: Write> {
     scratch: Vec<u8>,
 }
 
+impl CaptureWriter<io::BufWriter<std::fs::File>> {
+    /// Creates (or truncates) the file at `path` and writes the header: the
+    /// call a transport makes when asked to capture.
+    ///
+    /// # Errors
+    /// Any error creating or writing the file.
+    pub fn create(
+        path: impl AsRef<std::path::Path>,
+        protocol: &Protocol,
+        side: Side,
+    ) -> io::Result<Self> {
+        let file = std::fs::File::create(path)?;
+        Self::new(io::BufWriter::new(file), protocol, side)
+    }
+}
+
 impl<W: Write> CaptureWriter<W> {
     /// Writes the header for `protocol` (its JSON embedded), recorded at
     /// `side`; time zero is now.

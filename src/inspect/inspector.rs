@@ -157,7 +157,12 @@ impl Inspector {
         }
         let Some(shape) = &message.shape else {
             let body = Value::Bytes(r.rest().to_vec());
-            d.sink.note(body_at, framed.len(), &d.path, Note::Extra);
+            d.sink.note(
+                body_at,
+                framed.len(),
+                &d.path,
+                Note::Leaf(&OwnedShape::Bytes, &body),
+            );
             return Ok((message, body, d.sink));
         };
         let mut c = Cursor {
