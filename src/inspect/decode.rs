@@ -305,9 +305,12 @@ impl<'s, S: Sink<'s>> Decoder<'s, S> {
             let bytes = c.r.take(count).map_err(|e| self.wire(e, start))?.to_vec();
             c.r.leave();
             let value = Value::Bytes(bytes);
-            let shape = self.u8_seq_shape(item);
-            self.sink
-                .note(start, c.offset(), &self.path, Note::Leaf(shape, &value));
+            self.sink.note(
+                start,
+                c.offset(),
+                &self.path,
+                Note::Leaf(&OwnedShape::Bytes, &value),
+            );
             return Ok(value);
         }
         let count =
@@ -318,11 +321,6 @@ impl<'s, S: Sink<'s>> Decoder<'s, S> {
         let items = self.items(c, count, item)?;
         c.r.leave();
         Ok(Value::List(items))
-    }
-
-    /// The shape to show a `Vec<u8>` run as: a byte string.
-    fn u8_seq_shape(&self, _item: &'s OwnedShape) -> &'static OwnedShape {
-        &OwnedShape::Bytes
     }
 
     fn array(

@@ -420,13 +420,11 @@ impl<'t, 's> Parser<'t, 's> {
                         return Err(self.err_at(TextError::UnknownName, name_at));
                     };
                     self.expect(':', "`:`")?;
-                    let field = shapes.get(i).map(|f| (&f.name, &f.shape));
-                    let (fname, fshape) = match field {
-                        Some(f) => f,
-                        None => return Err(self.err_at(TextError::UnknownName, name_at)),
+                    let Some(field) = shapes.get(i) else {
+                        return Err(self.err_at(TextError::UnknownName, name_at));
                     };
-                    self.path.push(Seg::Field(fname));
-                    let v = self.value(fshape);
+                    self.path.push(Seg::Field(&field.name));
+                    let v = self.value(&field.shape);
                     self.path.pop();
                     let v = v?;
                     match got.get_mut(i) {
@@ -554,7 +552,7 @@ impl<'t, 's> Parser<'t, 's> {
                     return Err(self.err(TextError::Expected("a character in `'…'`")));
                 }
                 let c = match self.rest().chars().next() {
-                    Some('\\') => self.escape('\'')?,
+                    Some('\\') => self.escape()?,
                     Some(c) if c != '\'' => {
                         self.pos += c.len_utf8();
                         c
@@ -736,7 +734,7 @@ impl<'t, 's> Parser<'t, 's> {
                     self.pos += 1;
                     return Ok(out);
                 }
-                Some('\\') => out.push(self.escape('"')?),
+                Some('\\') => out.push(self.escape()?),
                 Some(c) => {
                     self.pos += c.len_utf8();
                     out.push(c);
@@ -746,7 +744,7 @@ impl<'t, 's> Parser<'t, 's> {
     }
 
     /// One escape after a `\`.
-    fn escape(&mut self, _quote: char) -> Result<char> {
+    fn escape(&mut self) -> Result<char> {
         let at = self.pos;
         let rest = self.rest();
         let mut chars = rest.chars().skip(1);
