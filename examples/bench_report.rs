@@ -21,6 +21,8 @@
 mod cases;
 #[path = "../benches/support/peers.rs"]
 mod peers;
+#[path = "../benches/support/text_sizes.rs"]
+mod text_sizes;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -515,6 +517,8 @@ fn markdown(results: &[CaseResult], targets: &[Target], run_secs: f64, root: &Pa
     for r in results {
         case_table(w, r);
     }
+
+    w.push_str(&text_sizes::section());
 
     writeln!(w, "## Method\n").unwrap();
     for line in [

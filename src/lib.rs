@@ -231,6 +231,41 @@
 //! and client Apps in one process for tests; `examples/bevy_server.rs` and
 //! `examples/bevy_client.rs` are a whole pair.
 //!
+//! ## Inspector
+//!
+//! Every type describes its wire form ([`Schema::SHAPE`]), and a
+//! [`proto::Protocol`] exports its messages' ids, names, channels,
+//! fingerprints and shapes as JSON ([`proto::Protocol::to_json`]) for tools
+//! in any language. [`inspect::Inspector`] reads any message of a protocol
+//! without its Rust type, under the same [`DecodeLimits`]: as a dynamic
+//! [`inspect::Value`], as readable text that reads back to the same bytes
+//! (floats bit for bit), and as an annotated hex view. Errors name the byte
+//! offset and the field path. [`inspect::CaptureWriter`] records a session
+//! to a file (`docs/CAPTURE.md`), and the `zao-inspect` command prints one.
+//!
+//! ```
+//! # #[cfg(feature = "inspect")] {
+//! use zao::inspect::Inspector;
+//! use zao::proto::{Channel, Direction, Protocol};
+//!
+//! #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! #[zao(id = 3)]
+//! struct Hit { target: u32, damage: f32, crit: bool }
+//!
+//! let mut protocol = Protocol::new();
+//! protocol.add::<Hit>(Channel::Reliable, Direction::Both);
+//! let inspector = Inspector::from_protocol(&protocol);
+//!
+//! let bytes = inspector.from_text("Hit { target: 9, damage: 12.5, crit: true }")?;
+//! assert_eq!(bytes, [3, 9, 0, 0, 0, 0, 0, 0x48, 0x41, 1]);
+//! assert_eq!(inspector.to_text(&bytes)?, "Hit { target: 9, damage: 12.5, crit: true }");
+//! print!("{}", inspector.annotate(&bytes)); // offset, bytes, field, value
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `docs/INSPECT.md` specifies the text form and the JSON.
+//!
 //! ## Cargo features
 //!
 //! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
@@ -240,6 +275,8 @@
 //!   rcgen development certificates, tokio.
 //! - `bevy` (default, implies `quic`): the Bevy 0.20 plugin, [`bevy`], on
 //!   bevy_app, bevy_ecs and bevy_time with their default features off.
+//! - `inspect` (default): [`inspect`], the inspector and session captures;
+//!   no dependency.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -250,6 +287,8 @@ extern crate self as zao;
 
 #[cfg(feature = "bevy")]
 pub mod bevy;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 pub mod proto;
 #[cfg(feature = "quic")]
 pub mod quic;

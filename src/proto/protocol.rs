@@ -1,7 +1,7 @@
 //! The protocol: every registered message type with its channel and
 //! direction, and the hash both sides compare at connect time.
 
-use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::schema::{Shape, leaf, mix_u64};
 use crate::{Decode, Encode, Message};
 
 use super::{Channel, Direction, Role};
@@ -71,6 +71,9 @@ pub struct ProtocolEntry {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Protocol {
     entries: Vec<ProtocolEntry>,
+    /// Each registered type's shape, by id (none for entries that came from
+    /// a peer's hello).
+    shapes: Vec<(u32, &'static Shape)>,
 }
 
 impl Protocol {
@@ -109,7 +112,19 @@ impl Protocol {
             }
             Err(i) => self.entries.insert(i, entry),
         }
+        if let Err(i) = self.shapes.binary_search_by_key(&M::ID, |&(id, _)| id) {
+            self.shapes.insert(i, (M::ID, &M::SHAPE));
+        }
         self
+    }
+
+    /// The wire shape of message `id`, for a type registered with
+    /// [`add`](Self::add) (entries from [`from_entries`](Self::from_entries)
+    /// have none). `zao::inspect` reads messages with it.
+    #[must_use]
+    pub fn shape(&self, id: u32) -> Option<&'static Shape> {
+        let i = self.shapes.binary_search_by_key(&id, |&(id, _)| id).ok()?;
+        self.shapes.get(i).map(|&(_, shape)| shape)
     }
 
     /// The entries, sorted by id.
@@ -122,7 +137,10 @@ impl Protocol {
     #[must_use]
     pub fn from_entries(mut entries: Vec<ProtocolEntry>) -> Self {
         entries.sort_by_key(|e| e.id);
-        Self { entries }
+        Self {
+            entries,
+            shapes: Vec::new(),
+        }
     }
 
     /// The registration for message `id`.
