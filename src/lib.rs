@@ -302,6 +302,10 @@ pub use wire::{
 };
 #[cfg(feature = "derive")]
 pub use zao_derive::{Decode, Encode, Message};
+// zao's own types derive their impls whether or not the feature re-exports
+// the derives.
+#[cfg(not(feature = "derive"))]
+pub(crate) use zao_derive::{Decode, Encode, Message};
 
 /// zerocopy, re-exported for blittable types: derive its traits with
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.

@@ -82,15 +82,15 @@ impl Plugin for ZaoClientPlugin {
     /// it is a [`Disconnected`] message.
     fn finish(&self, app: &mut App) {
         let protocol = app.world_mut().resource_mut::<ZaoProtocol>().start();
-        let config = ClientConfig {
-            server: self.server,
-            server_name: self.server_name.clone(),
-            trust: self.trust.clone(),
+        let mut config = ClientConfig::new(
+            self.server,
+            self.server_name.clone(),
+            self.trust.clone(),
             protocol,
-            token: self.token.clone(),
-            limits: self.limits.clone(),
-            conditioner: self.conditioner,
-        };
+        );
+        config.token.clone_from(&self.token);
+        config.limits = self.limits.clone();
+        config.conditioner = self.conditioner;
         let client = Client::connect(config)
             .unwrap_or_else(|e| panic!("zao: the client could not start: {e}"));
         app.insert_resource(ZaoClient {

@@ -91,15 +91,11 @@ impl Plugin for ZaoServerPlugin {
             None => Certificate::self_signed(&["localhost"])
                 .unwrap_or_else(|e| panic!("zao: no development certificate: {e}")),
         };
-        let config = ServerConfig {
-            bind: self.bind,
-            certificate,
-            protocol,
-            limits: self.limits.clone(),
-            auth: self.auth.clone(),
-            worker_threads: self.worker_threads,
-            conditioner: self.conditioner,
-        };
+        let mut config = ServerConfig::new(self.bind, certificate, protocol);
+        config.limits = self.limits.clone();
+        config.auth.clone_from(&self.auth);
+        config.worker_threads = self.worker_threads;
+        config.conditioner = self.conditioner;
         let server = Server::start(config)
             .unwrap_or_else(|e| panic!("zao: the server could not start on {}: {e}", self.bind));
         tracing::debug!(

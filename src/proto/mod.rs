@@ -54,7 +54,7 @@ pub use message::{Outgoing, Received};
 pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};
 pub use server::{ServerCore, ServerEvent, Target};
-pub use session::{Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Transmit};
+pub use session::{Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Tap, Transmit};
 pub use snapshot::{
     ChunkPlan, MAX_CHUNKS, SNAPSHOT_HEADER_MAX, Snapshot, SnapshotReceiver, SnapshotVerdict,
     encode_chunks, plan_chunks,

@@ -31,6 +31,10 @@ pub struct ServerConfig {
     /// Simulated link conditions on the server's outgoing packets (tests,
     /// demos).
     pub conditioner: Option<ConditionerConfig>,
+    /// Capture every connection's messages to this file (docs/CAPTURE.md);
+    /// `None`: the path in `ZAO_CAPTURE`, if set.
+    #[cfg(feature = "inspect")]
+    pub capture: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -59,6 +63,8 @@ impl ServerConfig {
             auth: None,
             worker_threads: 2,
             conditioner: None,
+            #[cfg(feature = "inspect")]
+            capture: None,
         }
     }
 }
@@ -83,6 +89,10 @@ pub struct ClientConfig {
     pub limits: Limits,
     /// Simulated link conditions on the client's outgoing packets.
     pub conditioner: Option<ConditionerConfig>,
+    /// Capture the connection's messages to this file (docs/CAPTURE.md);
+    /// `None`: the path in `ZAO_CAPTURE_CLIENT`, if set.
+    #[cfg(feature = "inspect")]
+    pub capture: Option<std::path::PathBuf>,
 }
 
 impl ClientConfig {
@@ -102,6 +112,8 @@ impl ClientConfig {
             token: None,
             limits: Limits::default(),
             conditioner: None,
+            #[cfg(feature = "inspect")]
+            capture: None,
         }
     }
 

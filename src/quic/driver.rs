@@ -65,8 +65,17 @@ struct Writer {
     busy: bool,
 }
 
+/// Where a driver records the session's messages, if anywhere.
+#[cfg(feature = "inspect")]
+pub(crate) type Capture = Option<super::capture::Capture>;
+/// Captures need the `inspect` feature.
+#[cfg(not(feature = "inspect"))]
+pub(crate) type Capture = Option<core::convert::Infallible>;
+
 struct Driver {
     conn: Connection,
+    #[cfg_attr(not(feature = "inspect"), allow(dead_code))]
+    capture: Capture,
     cell: Arc<SessionCell>,
     owner: Owner,
     inbox: mpsc::Sender<Inbound>,
@@ -79,7 +88,12 @@ struct Driver {
 }
 
 /// Drives `conn` with the session in `cell` until the connection is gone.
-pub(crate) async fn drive(conn: Connection, cell: Arc<SessionCell>, owner: Owner) {
+pub(crate) async fn drive(
+    conn: Connection,
+    cell: Arc<SessionCell>,
+    owner: Owner,
+    capture: Capture,
+) {
     let (tx, mut inbox) = mpsc::channel(INBOX);
     let resume = Arc::new(Notify::new());
     let handshake_timeout = cell.lock().limits().handshake_timeout;
@@ -92,6 +106,7 @@ pub(crate) async fn drive(conn: Connection, cell: Arc<SessionCell>, owner: Owner
     ));
     let mut driver = Driver {
         conn,
+        capture,
         cell,
         owner,
         inbox: tx,
@@ -238,6 +253,10 @@ impl Driver {
         }
         if let Owner::Server { shared, .. } = &self.owner {
             shared.after_drive(&self.cell);
+        }
+        #[cfg(feature = "inspect")]
+        if let Some(capture) = &self.capture {
+            super::capture::record(capture, &mut self.cell.lock(), Instant::now());
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId};
+use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId, Tap};
 use crate::proto::{
     Channel, CloseCode, FrameDecoder, HEARTBEAT_ID, ParsedDatagram, RateVerdict, Received, Role,
     SnapshotVerdict, split_datagram,
@@ -138,6 +138,11 @@ impl Session {
     }
 
     fn deliver(&mut self, channel: Channel, message: Received) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: message.message().clone(),
+        });
         self.inbound += message.message().len();
         self.counters.messages_in += 1;
         self.events
@@ -181,7 +186,16 @@ impl Session {
         self.close(CloseCode::Flooding, "over the receive rate");
     }
 
+    fn heartbeat_tap(&mut self, channel: Channel) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: Bytes::from_static(&[HEARTBEAT_ID as u8]),
+        });
+    }
+
     fn heartbeat_heard(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::Unreliable);
         match self.rate(now) {
             Rate::Close => self.flooding(),
             // A heartbeat over the rate is not a sign of life.
@@ -314,6 +328,7 @@ impl Session {
     }
 
     fn heartbeat_heard_reliable(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::Reliable);
         match self.rate(now) {
             Rate::Accept => self.last_heard = now,
             Rate::Drop | Rate::Close => self.flooding(),

@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::state::{OutStream, Session, State, StreamId, StreamWrite, Transmit};
+use super::state::{OutStream, Session, State, StreamId, StreamWrite, Tap, Transmit};
 use crate::proto::{
-    Channel, ClientId, DATAGRAM_BUDGET, HEARTBEAT_ID, Outgoing, SendError, frame_header,
+    Channel, ClientId, DATAGRAM_BUDGET, HEARTBEAT_ID, Outgoing, ParsedDatagram, SendError,
+    frame_header, split_datagram,
 };
 
 /// A heartbeat as a reliable frame: length 1, id 0, no body.
@@ -61,6 +62,11 @@ impl Session {
             }
             Channel::Snapshot => return Err(SendError::NotRegistered(message.id())),
         }
+        self.tap(|| Tap::Message {
+            sent: true,
+            channel,
+            message: message.message(),
+        });
         self.counters.messages_out += 1;
         self.sent_since_beat = true;
         Ok(())
@@ -86,6 +92,11 @@ impl Session {
             });
         }
         for datagram in datagrams {
+            self.tap(|| Tap::Message {
+                sent: true,
+                channel,
+                message: datagram_message(datagram),
+            });
             self.push_datagram(datagram.clone());
         }
         self.counters.messages_out += datagrams.len() as u64;
@@ -155,6 +166,11 @@ impl Session {
         if !self.sent_since_beat && self.backlog < self.config.limits.reliable_backlog {
             let stream = self.reliable_stream(Channel::Reliable);
             self.push_stream(stream, Bytes::from_static(&HEARTBEAT_FRAME), true);
+            self.tap(|| Tap::Message {
+                sent: true,
+                channel: Channel::Reliable,
+                message: Bytes::from_static(&[HEARTBEAT_ID as u8]),
+            });
         }
         self.sent_since_beat = false;
         self.heartbeat_at = Some(now + silence / 4);
@@ -263,5 +279,17 @@ impl Session {
         }
         self.datagrams_queued += datagram.len();
         self.transmits.push_back(Transmit::Datagram(datagram));
+    }
+}
+
+/// The message a datagram that carries one message holds (a capture's
+/// record of it): a snapshot chunk's message, or the one packed message.
+fn datagram_message(datagram: &Bytes) -> Bytes {
+    match split_datagram(datagram) {
+        Ok(ParsedDatagram::Snapshot(_, message)) => message,
+        Ok(ParsedDatagram::Unreliable(mut messages)) if messages.len() == 1 => {
+            messages.pop().unwrap_or_default()
+        }
+        _ => datagram.clone(),
     }
 }

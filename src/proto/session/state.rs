@@ -46,6 +46,9 @@ pub struct SessionConfig {
     pub limits: Limits,
     /// Client side: the token for the server's auth callback.
     pub token: Option<Vec<u8>>,
+    /// Keep a copy of every message sent and received for a capture
+    /// ([`Session::poll_tap`]).
+    pub tap: bool,
 }
 
 impl SessionConfig {
@@ -56,6 +59,7 @@ impl SessionConfig {
             protocol,
             limits,
             token: None,
+            tap: false,
         }
     }
 }
@@ -121,6 +125,25 @@ pub enum Transmit {
         /// The reason, for the peer's logs and events.
         reason: Bytes,
     },
+}
+
+/// A copy of what went through a session, for a capture, when
+/// [`SessionConfig::tap`] is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tap {
+    /// A message (`id + body`; a heartbeat is the byte `00`).
+    Message {
+        /// Sent by this side (or received).
+        sent: bool,
+        /// Its channel.
+        channel: Channel,
+        /// The message as it travelled.
+        message: Bytes,
+    },
+    /// The handshake is done.
+    Connected,
+    /// The connection ended.
+    Closed(String),
 }
 
 /// What happened on a session, for the application.
@@ -229,6 +252,8 @@ pub struct Session {
     pub(super) datagrams_queued: usize,
 
     pub(super) counters: Counters,
+    /// Copies for a capture, when the config asks.
+    pub(super) taps: VecDeque<Tap>,
     /// Why it closed.
     pub(super) closed: Option<DisconnectReason>,
 }
@@ -278,6 +303,7 @@ impl Session {
             transmits: VecDeque::new(),
             datagrams_queued: 0,
             counters: Counters::default(),
+            taps: VecDeque::new(),
             closed: None,
             config,
         }
@@ -474,6 +500,19 @@ impl Session {
         core::mem::take(&mut self.resume)
     }
 
+    /// The next copy for a capture (only with [`SessionConfig::tap`]).
+    #[must_use]
+    pub fn poll_tap(&mut self) -> Option<Tap> {
+        self.taps.pop_front()
+    }
+
+    /// Keeps a copy for a capture.
+    pub(super) fn tap(&mut self, tap: impl FnOnce() -> Tap) {
+        if self.config.tap {
+            self.taps.push_back(tap());
+        }
+    }
+
     /// Whether events wait for the application.
     #[must_use]
     pub fn has_events(&self) -> bool {
@@ -549,6 +588,7 @@ impl Session {
         // What is still queued will never go out.
         self.out_streams.clear();
         self.backlog = 0;
+        self.tap(|| Tap::Closed(reason.to_string()));
         self.closed = Some(reason.clone());
         if told {
             self.events.push_back(SessionEvent::Closed(reason));
@@ -567,6 +607,7 @@ impl Session {
         {
             self.heartbeat_at = Some(now + silence / 4);
         }
+        self.tap(|| Tap::Connected);
         self.events
             .push_back(SessionEvent::Connected { client, identity });
     }
