@@ -123,9 +123,9 @@
 //!
 //! - `Reliable`: ordered, exactly once, one stream per direction.
 //! - `Unreliable`: datagrams, at most once, small messages packed together.
-//! - `Snapshot`: datagrams, newest wins; [`quic::Server::send_snapshot`] splits
-//!   a large snapshot into independently decodable chunks, each encoded once
-//!   and shared by every client.
+//! - `Snapshot`: datagrams, newest wins; [`proto::ServerCore::send_snapshot`]
+//!   splits a large snapshot into independently decodable chunks, each
+//!   encoded once and shared by every client.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -149,8 +149,8 @@
 //!
 //! // Once per tick: poll, then send; one encode however many clients.
 //! while let Some(event) = server.poll_event() {
-//!     if let ServerEvent::Message { client, payload, .. } = event {
-//!         let chat: Chat = zao::decode_message(&payload)?;
+//!     if let ServerEvent::Message { client, message, .. } = event {
+//!         let chat: Chat = message.decode()?;
 //!         server.send(Target::AllExcept(client), Channel::Reliable, &chat)?;
 //!     }
 //! }
@@ -158,8 +158,48 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The connection logic lives in [`proto`], sans I/O: one
+//! [`proto::Session`] per connection (handshake, admission, channels,
+//! framing, rate limits, heartbeats, close codes), driven by `quic` over
+//! quinn — or by [`sim`] over a simulated network. `Server` and `Client`
+//! dereference to [`proto::ServerCore`] and [`proto::ClientCore`].
 //! `docs/WIRE.md` §12 specifies the transport's wire format; `SECURITY.md`
 //! the threat model and every limit with its default.
+//!
+//! ## Testing on a simulated network
+//!
+//! [`sim::Sim`] runs a server and clients over quinn-proto's real QUIC on a
+//! virtual clock, with seeded links ([`sim::LinkSpec`]: latency, jitter,
+//! loss, duplication, reordering, blackholes, an MTU clamp). Minutes of play
+//! take well under a second and a seed gives the same run every time; it
+//! gives the same `ServerCore` and `ClientCore` as the real transport, and
+//! [`sim::RawPeer`] speaks raw QUIC for attack tests.
+//!
+//! ```
+//! use std::time::Duration;
+//! use zao::proto::{Channel, ClientEvent, Direction, Protocol, Target};
+//! use zao::sim::{LinkSpec, Sim, SimClientConfig, SimServerConfig};
+//! # #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! # #[zao(id = 7)]
+//! # struct Chat { text: String }
+//!
+//! let mut protocol = Protocol::new();
+//! protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+//! let mut sim = Sim::new(7);
+//! let mut server = sim.start_server(SimServerConfig::new(protocol.clone()))?;
+//! // 200 ms each way, ±30 ms of jitter, 10 % loss.
+//! let mut client = sim.connect(SimClientConfig::new(protocol).with_link(LinkSpec::l3()))?;
+//! sim.run_for(Duration::from_secs(3));
+//! for n in 0..100 {
+//!     server.send(Target::All, Channel::Reliable, &Chat { text: n.to_string() })?;
+//! }
+//! sim.run_for(Duration::from_secs(60)); // a minute of virtual time
+//! let got = std::iter::from_fn(|| client.poll_event())
+//!     .filter(|e| matches!(e, ClientEvent::Message { .. }))
+//!     .count();
+//! assert_eq!(got, 100); // reliable: all of them, in order, despite the loss
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## Security
 //!
@@ -273,6 +313,8 @@
 //!   0.20 uses.
 //! - `quic` (default): the transport, [`quic`]: quinn 0.11, rustls with ring,
 //!   rcgen development certificates, tokio.
+//! - `sim` (default, implies `quic`): the simulated network, [`sim`], on
+//!   quinn-proto.
 //! - `bevy` (default, implies `quic`): the Bevy 0.20 plugin, [`bevy`], on
 //!   bevy_app, bevy_ecs and bevy_time with their default features off.
 //! - `inspect` (default): [`inspect`], the inspector and session captures;

@@ -119,8 +119,9 @@ pub(crate) async fn drive(
         let max = driver.conn.max_datagram_size();
         let path = path_stats(&driver.conn);
         let mut session = driver.cell.lock();
-        session.handle_path_stats(path);
-        session.handle_connected(Instant::now(), max);
+        let now = Instant::now();
+        session.handle_path_stats(now, path);
+        session.handle_connected(now, max);
     }
     loop {
         driver.pump();
@@ -179,8 +180,9 @@ impl Driver {
     fn timeout(&mut self) {
         let path = path_stats(&self.conn);
         let mut session = self.cell.lock();
-        session.handle_path_stats(path);
-        session.handle_timeout(Instant::now());
+        let now = Instant::now();
+        session.handle_path_stats(now, path);
+        session.handle_timeout(now);
     }
 
     /// Carries out what the session asks, until it asks nothing more.

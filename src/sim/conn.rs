@@ -89,7 +89,7 @@ impl SimConn {
                 let path = due.then(|| self.path_stats());
                 let mut session = cell.lock();
                 if let Some(path) = path {
-                    session.handle_path_stats(path);
+                    session.handle_path_stats(now, path);
                     session.handle_timeout(now);
                 }
                 while let Some(transmit) = session.poll_transmit() {
@@ -149,7 +149,7 @@ impl SimConn {
                 let max = self.conn.datagrams().max_size();
                 let path = self.path_stats();
                 let mut session = cell.lock();
-                session.handle_path_stats(path);
+                session.handle_path_stats(now, path);
                 session.handle_connected(now, max);
             }
             Event::ConnectionLost { reason } => cell

@@ -410,17 +410,17 @@ impl Session {
         self.finish_closed(reason);
     }
 
-    /// The QUIC figures of the connection, refreshed by the driver (at
-    /// least once a second: [`poll_timeout`](Self::poll_timeout) asks).
-    pub fn handle_path_stats(&mut self, path: PathStats) {
-        self.counters.set_path(path);
+    /// The QUIC figures of the connection, refreshed by the driver when
+    /// [`poll_timeout`](Self::poll_timeout) fires (at least once a second,
+    /// for the rates in [`stats`](Self::stats)) and whenever it likes.
+    pub fn handle_path_stats(&mut self, now: Instant, path: PathStats) {
+        self.counters.set_path(now, path);
     }
 
     /// Fires the timers due at `now`; spurious calls do nothing. A driver
     /// also calls it when the application woke it, so work the application
     /// made possible (room in a full inbound queue) gets done.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.counters.handle_timeout(now);
         if self.state == State::Closed {
             return;
         }
