@@ -85,11 +85,11 @@ fn settings() -> Result<Settings, String> {
 
 /// The reference protocol, registered the same way by server and clients.
 fn protocol(app: &mut App) {
-    app.add_zao_message::<PlayerMoved>(Channel::Unreliable, Direction::Both)
-        .add_zao_message::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
-        .add_zao_message::<SpawnEntity>(Channel::Reliable, Direction::Both)
+    app.add_zao_message::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
+        .add_zao_message::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
+        .add_zao_message::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
         .add_zao_snapshot::<WorldSnapshot>()
-        .add_zao_message::<Inventory>(Channel::Reliable, Direction::Both);
+        .add_zao_message::<Inventory>(Channel::RELIABLE, Direction::Both);
 }
 
 // ---- server ----

@@ -119,13 +119,23 @@
 //! tokio runtime of their own threads; their methods never block). Each
 //! message type is registered on a [`proto::Channel`] in a [`proto::Protocol`]
 //! that both sides build the same way; a client whose protocol differs is
-//! refused with the first differing message named.
+//! refused with the first difference named (a channel or a message).
 //!
-//! - `Reliable`: ordered, exactly once, one stream per direction.
+//! Every protocol starts with three channels ([`proto::Channel::RELIABLE`],
+//! [`proto::Channel::UNRELIABLE`], [`proto::Channel::SNAPSHOT`]) and declares
+//! any number more with [`proto::Protocol::add_channel`], each of a
+//! [`proto::ChannelKind`] and with a priority:
+//!
+//! - `ReliableOrdered`: exactly once, in order, on a QUIC stream of its
+//!   own per direction, so one channel never waits for another.
+//! - `ReliableUnordered`: exactly once, each message on a stream of its own.
 //! - `Unreliable`: datagrams, at most once, small messages packed together.
+//! - `Sequenced`: datagrams, latest wins per message type, both directions.
 //! - `Snapshot`: datagrams, newest wins; [`proto::ServerCore::send_snapshot`]
 //!   splits a large snapshot into independently decodable chunks, each
 //!   encoded once and shared by every client.
+//!
+//! When the link is congested, a channel of higher priority sends first.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -136,7 +146,7 @@
 //! # struct Chat { text: String }
 //!
 //! let mut protocol = Protocol::new();
-//! protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+//! protocol.add::<Chat>(Channel::RELIABLE, Direction::Both);
 //!
 //! let certificate = Certificate::self_signed(&["localhost"])?;
 //! let mut server = Server::start(ServerConfig::new("127.0.0.1:0".parse()?, certificate, protocol.clone()))?;
@@ -145,13 +155,13 @@
 //! let config = ClientConfig::pinned(server.local_addr(), server.certificate_hash(), protocol);
 //! let mut client = Client::connect(config)?;
 //! client.wait_connected(Duration::from_secs(5))?;
-//! client.send(Channel::Reliable, &Chat { text: "hi".into() })?;
+//! client.send(Channel::RELIABLE, &Chat { text: "hi".into() })?;
 //!
 //! // Once per tick: poll, then send; one encode however many clients.
 //! while let Some(event) = server.poll_event() {
 //!     if let ServerEvent::Message { client, message, .. } = event {
 //!         let chat: Chat = message.decode()?;
-//!         server.send(Target::AllExcept(client), Channel::Reliable, &chat)?;
+//!         server.send(Target::AllExcept(client), Channel::RELIABLE, &chat)?;
 //!     }
 //! }
 //! server.flush();
@@ -184,14 +194,14 @@
 //! # struct Chat { text: String }
 //!
 //! let mut protocol = Protocol::new();
-//! protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+//! protocol.add::<Chat>(Channel::RELIABLE, Direction::Both);
 //! let mut sim = Sim::new(7);
 //! let mut server = sim.start_server(SimServerConfig::new(protocol.clone()))?;
 //! // 200 ms each way, ±30 ms of jitter, 10 % loss.
 //! let mut client = sim.connect(SimClientConfig::new(protocol).with_link(LinkSpec::l3()))?;
 //! sim.run_for(Duration::from_secs(3));
 //! for n in 0..100 {
-//!     server.send(Target::All, Channel::Reliable, &Chat { text: n.to_string() })?;
+//!     server.send(Target::All, Channel::RELIABLE, &Chat { text: n.to_string() })?;
 //! }
 //! sim.run_for(Duration::from_secs(60)); // a minute of virtual time
 //! let got = std::iter::from_fn(|| client.poll_event())
@@ -243,7 +253,7 @@
 //!
 //! /// The protocol: the client App calls the same function.
 //! fn protocol(app: &mut App) {
-//!     app.add_zao_message::<Chat>(Channel::Reliable, Direction::Both);
+//!     app.add_zao_message::<Chat>(Channel::RELIABLE, Direction::Both);
 //! }
 //!
 //! /// Every chat line goes to every other player.
@@ -293,7 +303,7 @@
 //! struct Hit { target: u32, damage: f32, crit: bool }
 //!
 //! let mut protocol = Protocol::new();
-//! protocol.add::<Hit>(Channel::Reliable, Direction::Both);
+//! protocol.add::<Hit>(Channel::RELIABLE, Direction::Both);
 //! let inspector = Inspector::from_protocol(&protocol);
 //!
 //! let bytes = inspector.from_text("Hit { target: 9, damage: 12.5, crit: true }")?;

@@ -32,20 +32,20 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// `zao_messages::protocol()`, as Bevy registrations.
 fn protocol(app: &mut App) {
-    app.add_zao_message::<PlayerMoved>(Channel::Unreliable, Direction::Both)
-        .add_zao_message::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
-        .add_zao_message::<SpawnEntity>(Channel::Reliable, Direction::Both)
+    app.add_zao_message::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
+        .add_zao_message::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
+        .add_zao_message::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
         .add_zao_snapshot::<WorldSnapshot>()
-        .add_zao_message::<Inventory>(Channel::Reliable, Direction::Both);
+        .add_zao_message::<Inventory>(Channel::RELIABLE, Direction::Both);
 }
 
 /// The same, but `Inventory` travels unreliably: another protocol.
 fn other_protocol(app: &mut App) {
-    app.add_zao_message::<PlayerMoved>(Channel::Unreliable, Direction::Both)
-        .add_zao_message::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
-        .add_zao_message::<SpawnEntity>(Channel::Reliable, Direction::Both)
+    app.add_zao_message::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
+        .add_zao_message::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
+        .add_zao_message::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
         .add_zao_snapshot::<WorldSnapshot>()
-        .add_zao_message::<Inventory>(Channel::Unreliable, Direction::Both);
+        .add_zao_message::<Inventory>(Channel::UNRELIABLE, Direction::Both);
 }
 
 fn spawn(entity: u32) -> SpawnEntity {
@@ -83,11 +83,11 @@ fn registrations_build_the_reference_protocol_in_any_order() {
     protocol(&mut app);
     let mut reversed = App::new();
     reversed
-        .add_zao_message::<Inventory>(Channel::Reliable, Direction::Both)
+        .add_zao_message::<Inventory>(Channel::RELIABLE, Direction::Both)
         .add_zao_snapshot::<WorldSnapshot>()
-        .add_zao_message::<SpawnEntity>(Channel::Reliable, Direction::Both)
-        .add_zao_message::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
-        .add_zao_message::<PlayerMoved>(Channel::Unreliable, Direction::Both);
+        .add_zao_message::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
+        .add_zao_message::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
+        .add_zao_message::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both);
     let reference = zao_messages::protocol();
     for app in [&app, &reversed] {
         let built = app.world().resource::<ZaoProtocol>().protocol();
@@ -103,7 +103,7 @@ fn registrations_build_the_reference_protocol_in_any_order() {
 #[test]
 #[should_panic(expected = "add_zao_snapshot")]
 fn a_snapshot_channel_needs_add_zao_snapshot() {
-    App::new().add_zao_message::<WorldSnapshot>(Channel::Snapshot, Direction::ServerToClient);
+    App::new().add_zao_message::<WorldSnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
 }
 
 #[test]
@@ -322,7 +322,7 @@ fn a_client_with_another_protocol_is_refused_with_the_message_named() {
         other => panic!("{other:?}"),
     };
     assert!(detail.contains("Inventory"), "{detail}");
-    assert!(detail.contains("Unreliable"), "{detail}");
+    assert!(detail.contains("\"unreliable\""), "{detail}");
     match collected::<ClientRefused>(&net.server) {
         [
             ClientRefused {
@@ -437,7 +437,7 @@ fn a_headless_app_runs_on_schedule_runner_with_a_fixed_tick() {
                         ticks.push(input.tick);
                     }
                 }
-                let _ = server.send(Target::All, Channel::Unreliable, &samples::player_moved());
+                let _ = server.send(Target::All, Channel::UNRELIABLE, &samples::player_moved());
                 server.flush();
                 n += 1;
                 std::thread::sleep(Duration::from_millis(1));

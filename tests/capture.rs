@@ -28,14 +28,14 @@ fn a_server_capture_holds_each_connections_messages_both_ways() {
     let mut client = Client::connect(client_config(&server)).unwrap();
     let id = client.wait_connected(Duration::from_secs(10)).unwrap();
     client
-        .send(Channel::Reliable, &samples::spawn_entity())
+        .send(Channel::RELIABLE, &samples::spawn_entity())
         .unwrap();
     wait_server(&mut server, Duration::from_secs(5), |e| {
         matches!(e, ServerEvent::Message { .. })
     })
     .expect("the message arrived");
     server
-        .send(Target::All, Channel::Reliable, &samples::inventory(4))
+        .send(Target::All, Channel::RELIABLE, &samples::inventory(4))
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     client.disconnect("done");
@@ -66,14 +66,13 @@ fn a_server_capture_holds_each_connections_messages_both_ways() {
     println!("{}", lines.join("\n"));
     assert_eq!(lines.first().map(String::as_str), Some("connected"));
     assert!(lines.iter().any(|l| l.starts_with(&format!(
-        "{:?} Reliable SpawnEntity {{",
+        "{:?} Channel::RELIABLE SpawnEntity {{",
         Flow::ClientToServer
     ))));
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with(&format!("{:?} Reliable Inventory {{", Flow::ServerToClient)))
-    );
+    assert!(lines.iter().any(|l| l.starts_with(&format!(
+        "{:?} Channel::RELIABLE Inventory {{",
+        Flow::ServerToClient
+    ))));
     assert!(
         lines
             .last()

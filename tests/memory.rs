@@ -82,7 +82,7 @@ fn a_stalled_client_costs_the_server_at_most_the_worst_case() {
                 entity: tick,
                 ..samples::spawn_entity()
             };
-            let _ = game.server.send(Target::All, Channel::Reliable, &spawn);
+            let _ = game.server.send(Target::All, Channel::RELIABLE, &spawn);
             game.sim.run_for(Duration::from_millis(16));
             while game.server.poll_event().is_some() {}
             for client in &mut game.clients {

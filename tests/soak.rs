@@ -173,10 +173,10 @@ fn l5_soak_16_clients_over_loopback() {
             entity: tick,
             ..samples::spawn_entity()
         };
-        server.send(Target::All, Channel::Reliable, &spawn).unwrap();
+        server.send(Target::All, Channel::RELIABLE, &spawn).unwrap();
         server.flush();
         for c in &mut clients {
-            c.send(Channel::Reliable, &spawn).unwrap();
+            c.send(Channel::RELIABLE, &spawn).unwrap();
         }
         while let Some(event) = server.poll_event() {
             upstream += u64::from(matches!(event, ServerEvent::Message { .. }));

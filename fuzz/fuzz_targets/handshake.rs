@@ -134,7 +134,7 @@ fn check(hello: &Hello, protocol: &Protocol) {
 }
 
 fn channel(u: &mut Unstructured<'_>) -> arbitrary::Result<Channel> {
-    Ok(*u.choose(&[Channel::Reliable, Channel::Unreliable, Channel::Snapshot])?)
+    Ok(*u.choose(&[Channel::RELIABLE, Channel::UNRELIABLE, Channel::SNAPSHOT])?)
 }
 
 fn direction(u: &mut Unstructured<'_>) -> arbitrary::Result<Direction> {

@@ -89,15 +89,15 @@ impl ZaoProtocol {
 /// you drive `App::update` yourself): that is when the transport starts
 /// with the protocol.
 pub trait AppZaoExt {
-    /// Registers `T` on `channel` ([`Channel::Reliable`] or
-    /// [`Channel::Unreliable`]), sent in `direction`. The receiving side
+    /// Registers `T` on `channel` ([`Channel::RELIABLE`] or
+    /// [`Channel::UNRELIABLE`]), sent in `direction`. The receiving side
     /// reads `FromClient<T>` / `FromServer<T>`; the sending side writes
     /// `ToClients<T>` / `ToServer<T>`. Only the messages the direction allows
     /// exist: a system that asks for `MessageWriter<ToServer<T>>` of a
     /// server-to-client `T` fails when the app starts.
     ///
     /// # Panics
-    /// If `channel` is [`Channel::Snapshot`] (use
+    /// If `channel` is [`Channel::SNAPSHOT`] (use
     /// [`add_zao_snapshot`](Self::add_zao_snapshot)), if another type has
     /// `T`'s id, or if the app has already started its transport.
     fn add_zao_message<T: NetworkMessage>(
@@ -106,7 +106,7 @@ pub trait AppZaoExt {
         direction: Direction,
     ) -> &mut Self;
 
-    /// Registers snapshot type `T` on [`Channel::Snapshot`], server to
+    /// Registers snapshot type `T` on [`Channel::SNAPSHOT`], server to
     /// clients (the only direction the transport sends snapshots). The
     /// server writes `ToClients<T>` like any message; each is split into
     /// datagram-sized chunks with [`Server::send_snapshot`](crate::quic::Server::send_snapshot),
@@ -126,8 +126,8 @@ impl AppZaoExt for App {
         direction: Direction,
     ) -> &mut Self {
         assert!(
-            channel != Channel::Snapshot,
-            "zao: {} is on Channel::Snapshot: register it with add_zao_snapshot",
+            channel != Channel::SNAPSHOT,
+            "zao: {} is on Channel::SNAPSHOT: register it with add_zao_snapshot",
             T::NAME
         );
         register::<T>(self, channel, direction);
@@ -141,7 +141,7 @@ impl AppZaoExt for App {
     }
 
     fn add_zao_snapshot<T: NetworkMessage + Snapshot>(&mut self) -> &mut Self {
-        register::<T>(self, Channel::Snapshot, Direction::ServerToClient);
+        register::<T>(self, Channel::SNAPSHOT, Direction::ServerToClient);
         self.add_systems(PostUpdate, send_snapshots::<T>.in_set(SendStep::Messages))
     }
 }

@@ -12,7 +12,7 @@
 //! # struct Chat { text: String }
 //!
 //! fn protocol(app: &mut App) {
-//!     app.add_zao_message::<Chat>(zao::proto::Channel::Reliable, zao::proto::Direction::Both);
+//!     app.add_zao_message::<Chat>(zao::proto::Channel::RELIABLE, zao::proto::Direction::Both);
 //! }
 //!
 //! let mut net = ServerClients::new(2, protocol);

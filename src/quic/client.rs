@@ -61,7 +61,8 @@ impl Client {
             .thread_name("zao-client")
             .enable_all()
             .build()?;
-        let (quinn_config, pinned) = client_config(&config.trust, &config.limits)?;
+        let (quinn_config, pinned) =
+            client_config(&config.trust, &config.limits, &config.protocol)?;
         let _guard = runtime.enter();
         let server = config.server;
         let bind: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {

@@ -74,7 +74,7 @@ impl Server {
             .thread_name("zao-auth")
             .enable_all()
             .build()?;
-        let server_config = server_config(&config.certificate, &config.limits)?;
+        let server_config = server_config(&config.certificate, &config.limits, &config.protocol)?;
         let _guard = runtime.enter();
         let socket = std::net::UdpSocket::bind(config.bind)?;
         let quinn_runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);

@@ -15,7 +15,7 @@
 //!
 //! Every state before `Open` ends at the handshake deadline.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,6 +104,29 @@ impl StreamId {
     }
 }
 
+/// A stream the session writes, named by what it carries: the driver
+/// opens it on first use (a client's control stream is its first
+/// bidirectional stream; on a server, the control stream is the one the
+/// client opened) and gives it the session's priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OutStream {
+    /// The control stream: the hello and its reply.
+    Control,
+    /// The stream of a reliable-ordered channel, one per direction.
+    Channel(Channel),
+}
+
+/// A message of a reliable-unordered channel: the driver opens a fresh
+/// unidirectional stream for it, writes `data` (the channel header and the
+/// frame) and finishes the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnorderedWrite {
+    /// The channel's priority, for the stream.
+    pub priority: i32,
+    /// The stream's whole contents.
+    pub data: Bytes,
+}
+
 /// What the session asks its driver to do with a stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamWrite {
@@ -189,10 +212,11 @@ pub(super) enum State {
     Closed,
 }
 
-/// A stream the session writes.
+/// What waits to be written on one of the session's streams.
 #[derive(Debug)]
-pub(super) struct OutStream {
-    pub(super) id: StreamId,
+pub(super) struct OutQueue {
+    pub(super) stream: OutStream,
+    pub(super) priority: i32,
     pub(super) queue: VecDeque<StreamWrite>,
     /// Bytes in `queue`.
     pub(super) queued: usize,
@@ -204,6 +228,8 @@ pub(super) struct InStream {
     /// The channel it carries, once its header arrived (uni streams).
     pub(super) channel: Option<Channel>,
     pub(super) frames: FrameDecoder,
+    /// The peer finished it (a reliable-unordered channel's stream).
+    pub(super) finished: bool,
 }
 
 /// One connection's state machine. See the module docs.
@@ -241,9 +267,12 @@ pub struct Session {
     pub(super) auth: Option<AuthRequest>,
 
     // Sending.
-    pub(super) out_streams: Vec<OutStream>,
-    /// Uni streams this side has opened.
-    pub(super) opened_uni: u64,
+    pub(super) out_streams: Vec<OutQueue>,
+    /// Messages of reliable-unordered channels, each for a stream of its own.
+    pub(super) unordered: VecDeque<UnorderedWrite>,
+    /// The next sequence number per message id this session sends on a
+    /// sequenced channel.
+    pub(super) seqs: HashMap<u32, u64>,
     /// Bytes queued on reliable streams, bounded by `limits.reliable_backlog`.
     pub(super) backlog: usize,
     pub(super) packer: UnreliablePacker,
@@ -297,7 +326,8 @@ impl Session {
             held_back: false,
             auth: None,
             out_streams: Vec::new(),
-            opened_uni: 0,
+            unordered: VecDeque::new(),
+            seqs: HashMap::new(),
             backlog: 0,
             packer: UnreliablePacker::new(),
             transmits: VecDeque::new(),
@@ -382,8 +412,8 @@ impl Session {
                 return;
             }
             let hello = Hello::new(&self.config.protocol, self.config.token.clone());
-            self.write_frame(StreamId::CONTROL, &hello.to_vec());
-            self.finish_stream(StreamId::CONTROL);
+            self.write_frame(&hello.to_vec());
+            self.finish_control();
         }
         self.parse_control(now);
     }
@@ -543,8 +573,8 @@ impl Session {
                 let reply = HelloReply::Welcome {
                     client_id: client.0,
                 };
-                self.write_frame(StreamId::CONTROL, &reply.to_vec());
-                self.finish_stream(StreamId::CONTROL);
+                self.write_frame(&reply.to_vec());
+                self.finish_control();
                 self.open(now, client, identity);
             }
             Err(reason) => self.refuse(now, reason),
@@ -587,6 +617,7 @@ impl Session {
         self.auth = None;
         // What is still queued will never go out.
         self.out_streams.clear();
+        self.unordered.clear();
         self.backlog = 0;
         self.tap(|| Tap::Closed(reason.to_string()));
         self.closed = Some(reason.clone());
@@ -617,8 +648,8 @@ impl Session {
     pub(super) fn refuse(&mut self, now: Instant, reason: RefuseReason) {
         tracing::debug!(peer = %self.peer, "refused: {reason}");
         let reply = HelloReply::Refused(reason.clone());
-        self.write_frame(StreamId::CONTROL, &reply.to_vec());
-        self.finish_stream(StreamId::CONTROL);
+        self.write_frame(&reply.to_vec());
+        self.finish_control();
         self.state = State::Refusing;
         self.close_at = Some(
             self.deadline
