@@ -29,8 +29,8 @@ use bevy_time::{Fixed, Time, TimePlugin};
 use glam::Vec3;
 use zao::bevy::{
     AppZaoExt, Channel, ClientConnected, ClientDisconnected, Direction, FromClient, FromServer,
-    SendTarget, ToClients, ToServer, ZaoClient, ZaoClientPlugin, ZaoServer, ZaoServerPlugin,
-    ZaoSet,
+    SendTarget, ToClients, ToServer, ZaoClient, ZaoClientPlugin, ZaoClientSettings, ZaoServer,
+    ZaoServerPlugin, ZaoServerSettings, ZaoSet,
 };
 use zao::quic::{ClientId, ConditionerConfig};
 use zao_messages::{
@@ -172,7 +172,7 @@ fn greet(
             });
         }
     }
-    for ClientDisconnected { client, reason } in left.read() {
+    for ClientDisconnected { client, reason, .. } in left.read() {
         roster.left.insert(*client, reason.to_string());
     }
 }
@@ -221,14 +221,9 @@ struct Hz(f64);
 
 fn server_app(settings: &Settings) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TimePlugin,
-        ZaoServerPlugin {
-            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-            conditioner: settings.link.as_ref().map(|(_, c)| c.with_seed(1)),
-            ..ZaoServerPlugin::default()
-        },
-    ));
+    let mut server = ZaoServerSettings::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+    server.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(1));
+    app.add_plugins((TimePlugin, ZaoServerPlugin::start_at_launch(server)));
     protocol(&mut app);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .insert_resource(Hz(settings.hz))
@@ -254,6 +249,19 @@ fn server_app(settings: &Settings) -> App {
         );
     app.finish();
     app.cleanup();
+    // Startup asks for the server; the next update binds it.
+    while !app.world().contains_resource::<ZaoServer>() {
+        app.update();
+        if let Some(failed) = app
+            .world_mut()
+            .resource_mut::<Messages<zao::bevy::ServerStartFailed>>()
+            .drain()
+            .next()
+        {
+            eprintln!("the server could not start: {}", failed.error);
+            std::process::exit(1);
+        }
+    }
     app
 }
 
@@ -270,11 +278,11 @@ struct Received {
 }
 
 fn move_around(
-    client: Res<ZaoClient>,
+    client: Option<Res<ZaoClient>>,
     received: Res<Received>,
     mut out: MessageWriter<ToServer<PlayerMoved>>,
 ) {
-    if let Some(id) = client.id() {
+    if let Some(id) = client.and_then(|c| c.id()) {
         let t = received.latest_tick as f32 / 60.0;
         out.write(ToServer(PlayerMoved {
             entity: 1_000_000 + id.0 as u32,
@@ -304,13 +312,9 @@ fn client_app(
     seed: u64,
 ) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TimePlugin,
-        ZaoClientPlugin {
-            conditioner: settings.link.as_ref().map(|(_, c)| c.with_seed(seed)),
-            ..ZaoClientPlugin::pinned(server, hash)
-        },
-    ));
+    let mut connect = ZaoClientSettings::pinned(server, hash);
+    connect.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(seed));
+    app.add_plugins((TimePlugin, ZaoClientPlugin::connect_at_launch(connect)));
     protocol(&mut app);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .init_resource::<Received>()
@@ -364,7 +368,12 @@ fn main() {
     let mut server = server_app(&settings);
     let (addr, hash) = {
         let z = server.world().resource::<ZaoServer>();
-        (z.local_addr(), z.certificate_hash())
+        // A QUIC server always has both.
+        (
+            z.local_addr()
+                .unwrap_or(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+            z.certificate_hash().unwrap_or(zao::quic::CertHash([0; 32])),
+        )
     };
     println!("server on {addr}, certificate SHA-256 {hash} (pinned by every client)");
     let mut clients: Vec<App> = (0..settings.clients)
@@ -382,7 +391,11 @@ fn main() {
             next_progress += Duration::from_secs(1);
             let connected = clients
                 .iter()
-                .filter(|c| c.world().resource::<ZaoClient>().is_connected())
+                .filter(|c| {
+                    c.world()
+                        .get_resource::<ZaoClient>()
+                        .is_some_and(ZaoClient::is_connected)
+                })
                 .count();
             let tick = server.world().resource::<World>().tick;
             let mut times = server.world().resource::<SendTimes>().ticks.clone();
@@ -430,12 +443,15 @@ fn main() {
     let mut order: Vec<&App> = clients.iter().collect();
     order.sort_by_key(|app| {
         app.world()
-            .resource::<ZaoClient>()
-            .id()
+            .get_resource::<ZaoClient>()
+            .and_then(ZaoClient::id)
             .map_or(u64::MAX, |id| id.0)
     });
     for app in order {
-        let z = app.world().resource::<ZaoClient>();
+        let Some(z) = app.world().get_resource::<ZaoClient>() else {
+            println!("{:<8} never started connecting", "?");
+            continue;
+        };
         let r = app.world().resource::<Received>();
         let Some(id) = z.id() else {
             println!("{:<8} not connected: {:?}", "?", z.state());

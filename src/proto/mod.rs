@@ -24,6 +24,8 @@ mod datagram;
 mod framing;
 mod handshake;
 mod limits;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod local;
 mod message;
 mod protocol;
 mod rate;
@@ -50,6 +52,7 @@ pub use handshake::{
     versions_compatible,
 };
 pub use limits::{DATAGRAM_BUDGET, DuplicateIdentity, Limits, LimitsError};
+pub use local::{LOCAL_ADDR, LocalLink};
 pub use message::{Outgoing, Received};
 pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};
