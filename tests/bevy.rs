@@ -1247,3 +1247,71 @@ fn a_headless_app_runs_on_schedule_runner_with_a_fixed_tick() {
         "each fixed tick sends its own input: {ticks:?}"
     );
 }
+
+/// Records the events of target `zao::traffic`, as text.
+#[derive(Clone, Default)]
+struct Traffic(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Traffic {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == "zao::traffic"
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Text(String);
+        impl tracing::field::Visit for Text {
+            fn record_debug(&mut self, _: &tracing::field::Field, value: &dyn core::fmt::Debug) {
+                self.0 += &format!("{value:?}");
+            }
+        }
+        let mut text = Text(String::new());
+        event.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn traffic_is_logged_as_readable_text_at_trace_level() {
+    let traffic = Traffic::default();
+    let lines = traffic.0.clone();
+    tracing::subscriber::with_default(traffic, || {
+        let mut net = ZaoTestNet::new(12, protocol);
+        let i = net.add_client(LinkSpec::l1());
+        collect::<FromServer<Inventory>>(net.client_app(i));
+        let id = net.connect_all(LIMIT)[0];
+        write(&mut net.clients[i], ToServer(spawn(5)));
+        write(
+            &mut net.server,
+            ToClients {
+                target: SendTarget::One(id),
+                message: inventory(6),
+            },
+        );
+        assert!(net.run_until(LIMIT, |net| {
+            !from_server::<Inventory>(&net.clients[i]).is_empty()
+        }));
+        net.run_for(Duration::from_millis(300));
+    });
+    let lines = lines.lock().unwrap();
+    let has = |needle: &str| lines.iter().any(|l| l.contains(needle));
+    // Both ends of both messages, as the inspector's text.
+    assert!(
+        has("client → server: SpawnEntity { entity: 5,"),
+        "{lines:#?}"
+    );
+    assert!(
+        has("client 1 → server: SpawnEntity { entity: 5,"),
+        "{lines:#?}"
+    );
+    assert!(
+        has("server → One(ClientId(1)): Inventory { owner: 6,"),
+        "{lines:#?}"
+    );
+    assert!(has("server → client: Inventory { owner: 6,"), "{lines:#?}");
+}
