@@ -467,11 +467,11 @@ fn main() {
         // server sent (the drain above let the last ones land): the server
         // may admit a client a tick before its App hears of it, so the
         // join tick is not the first the client can get.
-        let expected = r
-            .ticks
-            .keys()
-            .min()
-            .map_or(0, |&first| final_tick.saturating_sub(first) + 1) as usize;
+        let expected =
+            r.ticks
+                .keys()
+                .min()
+                .map_or(0, |&first| final_tick.saturating_sub(first) + 1) as usize;
         let whole = r
             .ticks
             .values()

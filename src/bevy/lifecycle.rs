@@ -299,6 +299,10 @@ fn stop_server(world: &mut World) {
     };
     let known = server.known();
     server.shutdown();
+    #[cfg(feature = "sim")]
+    if let Some(net) = world.get_resource::<super::testing::ZaoSimNetwork>() {
+        net.lock().stop_server();
+    }
     for (client, entity) in known {
         leave(
             world,

@@ -304,7 +304,8 @@ impl ZaoServer {
         self.locals.retain(|l| !l.is_closed());
     }
 
-    /// Closes every connection; the transport finishes the closes.
+    /// Closes every connection; the transport finishes the closes (the
+    /// simulated network's server is stopped by its `Sim`).
     pub(crate) fn shutdown(mut self) {
         self.drive_locals();
         match self.transport {
