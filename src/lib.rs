@@ -223,8 +223,9 @@
 //!
 //! The [`bevy`] module carries zao messages as Bevy 0.20 messages, headless
 //! (bevy_app, bevy_ecs, bevy_state and bevy_time; no rendering crate). The
-//! sections below are its guide, one per feature; `examples/arena.rs` is a
-//! whole game that uses every one.
+//! sections below are its guide, one per feature; `examples/arena/` is a
+//! whole game that uses every one (`tests/arena.rs` plays it on the
+//! simulated network).
 //!
 //! ### Registration and channels
 //!

@@ -557,6 +557,66 @@ fn clients_are_entities_with_stats_and_identity_and_despawning_one_kicks_it() {
     assert!(net.server.world().get_entity(bob).is_err(), "not despawned");
 }
 
+/// A game's "Host" button, pressed at the App's second update: the server
+/// starts from the game's own system, not at launch.
+fn host_button(mut commands: Commands, mut updates: Local<u32>) {
+    *updates += 1;
+    if *updates == 2 {
+        let mut settings = ZaoServerSettings::default();
+        settings.auth = Some(auth_by_token());
+        commands.start_zao_server(settings);
+    }
+}
+
+/// A bot's name, a resource of its App set up by the test.
+#[derive(Resource)]
+struct BotName(&'static str);
+
+/// A game's "Join" button: connects once, with the bot's name as token.
+fn join_button(mut commands: Commands, name: Res<BotName>, mut pressed: Local<bool>) {
+    if !*pressed {
+        *pressed = true;
+        commands.connect_zao(ZaoClientSettings::default().with_token(name.0));
+    }
+}
+
+#[test]
+fn a_test_net_runs_a_game_that_hosts_and_joins_from_its_own_systems() {
+    // The server App is built as the game builds it: no launch start.
+    let mut net = ZaoTestNet::with_server_app(12, protocol, |app| {
+        app.add_plugins(ZaoServerPlugin::default())
+            .add_systems(Update, host_button);
+        protocol(app);
+        collect::<ServerStarted>(app);
+    });
+    assert_eq!(server_state(&net.server), ZaoServerState::Running);
+    assert_eq!(collected::<ServerStarted>(&net.server).len(), 1);
+    // Each client App gets its own setup: a name the closure captures.
+    for name in ["ada", "bob"] {
+        net.add_client_with(
+            ZaoSimLink::both(LinkSpec::l1()),
+            ZaoClientPlugin::default(),
+            move |app| {
+                protocol(app);
+                app.insert_resource(BotName(name))
+                    .add_systems(Update, join_button);
+            },
+        );
+    }
+    let ids = net.connect_all(LIMIT);
+    let world = net.server.world_mut();
+    let mut names: Vec<(ClientId, String)> = world
+        .query::<&ConnectedClient>()
+        .iter(world)
+        .map(|c| (c.id, c.identity.as_ref().unwrap().key.clone()))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![(ids[0], "ada".to_owned()), (ids[1], "bob".to_owned())]
+    );
+}
+
 /// What the lifecycle systems of a client App saw, update by update.
 #[derive(Resource, Default, Debug)]
 struct Edges {

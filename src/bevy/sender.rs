@@ -70,6 +70,13 @@ impl ZaoSender<'_> {
     pub fn is_running(&self) -> bool {
         self.server.is_some()
     }
+
+    /// The running server, for what a system does beside sending (rooms,
+    /// kicks, stats): a system cannot hold both a `ZaoSender` and a
+    /// `ResMut<ZaoServer>`.
+    pub fn server(&mut self) -> Option<&mut ZaoServer> {
+        self.server.as_deref_mut()
+    }
 }
 
 /// The client's sends, as a system parameter: see [`ZaoSender`].

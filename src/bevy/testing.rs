@@ -47,7 +47,8 @@ use crate::sim::{LinkSpec, Sim};
 
 use super::lifecycle::{ZaoClientSettings, ZaoServerSettings};
 use super::plugin::{ZaoClientPlugin, ZaoServerPlugin};
-use super::{ZaoClient, ZaoServer};
+use super::{ZaoClient, ZaoServer, ZaoServerState};
+use bevy_state::state::State;
 
 /// The simulated network an App's server starts on and its client
 /// connects over, shared by every App of a test.
@@ -104,8 +105,10 @@ impl ZaoSimLink {
 pub struct ZaoTestNet {
     /// The network.
     pub net: ZaoSimNetwork,
-    /// The server App (its server started at launch, unless the start
-    /// failed: see [`ServerStartFailed`](super::ServerStartFailed)).
+    /// The server App: its server started at launch ([`new`](Self::new),
+    /// [`with_server`](Self::with_server)) or by its own systems
+    /// ([`with_server_app`](Self::with_server_app)), unless the start
+    /// failed (see [`ServerStartFailed`](super::ServerStartFailed)).
     pub server: App,
     /// The client Apps, in the order they were added.
     pub clients: Vec<App>,
@@ -126,17 +129,39 @@ impl ZaoTestNet {
     /// the address and certificate are the simulation's).
     #[must_use]
     pub fn with_server(seed: u64, settings: ZaoServerSettings, protocol: fn(&mut App)) -> Self {
+        Self::with_server_app(seed, protocol, move |app| {
+            app.add_plugins(ZaoServerPlugin::start_at_launch(settings));
+            protocol(app);
+        })
+    }
+
+    /// A network seeded with `seed` whose server App `build` sets up as a
+    /// game does: its plugins (a [`ZaoServerPlugin`] without
+    /// `start_at_launch` leaves starting to the game's own systems, whose
+    /// `start_zao_server` then binds on this network), registrations,
+    /// systems and resources. Clients from [`add_client`](Self::add_client)
+    /// register with `protocol`.
+    #[must_use]
+    pub fn with_server_app(
+        seed: u64,
+        protocol: fn(&mut App),
+        build: impl FnOnce(&mut App),
+    ) -> Self {
         let net = ZaoSimNetwork::new(seed);
         let mut server = App::new();
-        server
-            .insert_resource(net.clone())
-            .add_plugins(ZaoServerPlugin::start_at_launch(settings));
-        protocol(&mut server);
+        server.insert_resource(net.clone());
+        build(&mut server);
         start(&mut server);
-        // Startup asks for the start; the update after binds it. Clients
-        // added next then find it serving.
-        for _ in 0..3 {
-            if server.world().contains_resource::<ZaoServer>() {
+        // A start asked for in an update binds in the next, and the state
+        // reads Running in the one after: a few updates, so that clients
+        // added next find it serving (a game whose "Host" button waits
+        // longer starts it later, in `update`).
+        for _ in 0..8 {
+            let running = server
+                .world()
+                .get_resource::<State<ZaoServerState>>()
+                .is_some_and(|s| *s.get() == ZaoServerState::Running);
+            if running {
                 break;
             }
             server.update();
@@ -161,19 +186,21 @@ impl ZaoTestNet {
     }
 
     /// A client App with its own link, plugin (a token, limits, no launch
-    /// connection) and protocol (another one, to test a refusal); returns
-    /// its index.
+    /// connection) and `setup`: the registrations (another protocol, to
+    /// test a refusal) and whatever else the App needs before its plugins
+    /// finish (a game's plugins, systems and per-client resources, such as
+    /// a bot's name); returns its index.
     pub fn add_client_with(
         &mut self,
         link: ZaoSimLink,
         plugin: ZaoClientPlugin,
-        protocol: fn(&mut App),
+        setup: impl FnOnce(&mut App),
     ) -> usize {
         let mut app = App::new();
         app.insert_resource(self.net.clone())
             .insert_resource(link)
             .add_plugins(plugin);
-        protocol(&mut app);
+        setup(&mut app);
         start(&mut app);
         self.clients.push(app);
         self.clients.len() - 1
