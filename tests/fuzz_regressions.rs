@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use zao::proto::{
-    Channel, ClientId, Direction, Hello, Limits, Outgoing, ParsedDatagram, Protocol, RateLimit,
-    Session, SessionConfig, SessionEvent, SnapshotHeader, SnapshotReceiver, SnapshotVerdict,
-    StreamId, frame_header, snapshot_datagram, split_datagram,
+    Channel, ClientId, CloseCode, Direction, Hello, Limits, Outgoing, ParsedDatagram, Protocol,
+    RateLimit, Session, SessionConfig, SessionEvent, SnapshotHeader, SnapshotReceiver,
+    SnapshotVerdict, StreamId, Transmit, frame_header, snapshot_datagram, split_datagram,
 };
 use zao::{Decode, Encode, Message};
 
@@ -173,4 +173,24 @@ fn client_snapshots_count_against_the_receive_rate() {
     );
     assert_eq!(s.stats().rate_limited, 195);
     assert!(s.is_open(), "a short burst is dropped, not a disconnect");
+}
+
+/// fuzz target `session`: unreliable messages packed and not yet flushed
+/// survived the close, so a `flush` after it queued a datagram behind
+/// `Transmit::Close`, for a connection already closed. The close now drops
+/// them with the rest of what was queued.
+#[test]
+fn nothing_is_transmitted_after_the_close() {
+    let now = Instant::now();
+    let mut s = open_server(Limits::default(), now);
+    let moved = zao_messages::samples::player_moved();
+    let out = Outgoing::encode(&moved, &mut BytesMut::new());
+    s.send(Channel::Unreliable, &out).unwrap();
+    s.close(CloseCode::Normal, "bye");
+    assert!(!s.flush(), "nothing to flush after the close");
+    let transmits: Vec<Transmit> = core::iter::from_fn(|| s.poll_transmit()).collect();
+    assert!(
+        matches!(transmits.as_slice(), [Transmit::Close { .. }]),
+        "{transmits:?}"
+    );
 }
