@@ -622,5 +622,5 @@ fn the_corpus_replays_without_a_finding() {
         session_check::check(&input);
         n += 1;
     }
-    assert!(n >= 40, "only {n} inputs in fuzz/seeds/session");
+    assert!(n >= 100, "only {n} inputs in fuzz/seeds/session");
 }
