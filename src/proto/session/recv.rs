@@ -105,16 +105,6 @@ impl Session {
                 let Some(message) = self.admit(Channel::Snapshot, message) else {
                     return;
                 };
-                // Every admitted chunk counts against the receive rate, as
-                // every other message does.
-                match self.rate(now) {
-                    Rate::Accept => {}
-                    Rate::Drop => {
-                        self.counters.rate_limited += 1;
-                        return;
-                    }
-                    Rate::Close => return self.flooding(),
-                }
                 match self.snapshots.handle_chunk(message.id(), header) {
                     SnapshotVerdict::Deliver => {
                         self.last_heard = now;
