@@ -44,8 +44,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
 use zao::proto::{
-    HelloReply, PROTOCOL_MAGIC, Protocol, Snapshot, SnapshotHeader, frame_header, plan_chunks,
-    snapshot_datagram,
+    HelloReply, Protocol, Snapshot, SnapshotHeader, frame_header, plan_chunks, snapshot_datagram,
 };
 use zao::quic::quinn::crypto::rustls::QuicServerConfig;
 use zao::quic::quinn::{self, Connection, Endpoint, EndpointConfig, VarInt};
@@ -669,7 +668,7 @@ impl Bare {
         tls.alpn_protocols = vec![b"zao/1".to_vec()];
         let crypto = QuicServerConfig::try_from(tls).unwrap();
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        config.transport_config(Arc::new(limits.transport_config()));
+        config.transport_config(Arc::new(limits.transport_config(&zao_messages::protocol())));
         config.max_incoming(limits.max_pending_handshakes.max(1));
         let socket = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let endpoint = {
@@ -749,14 +748,7 @@ fn encode_chunks(snapshot: &WorldSnapshot, max_datagram: usize) -> Vec<Bytes> {
 
 /// A hello for `protocol`, length-framed, as a zao client sends it.
 fn hello_frame(protocol: &Protocol) -> Bytes {
-    let hello = zao::proto::Hello {
-        magic: PROTOCOL_MAGIC,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        protocol_hash: protocol.hash(),
-        messages: protocol.entries().to_vec(),
-        token: None,
-    }
-    .to_vec();
+    let hello = zao::proto::Hello::new(protocol, None).to_vec();
     let (header, n) = frame_header(hello.len());
     let mut out = header[..n].to_vec();
     out.extend_from_slice(&hello);

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use zao::proto::{
-    Channel, ClientId, CloseCode, Direction, Hello, Limits, Outgoing, ParsedDatagram, Protocol,
-    Session, SessionConfig, SessionEvent, SnapshotReceiver, SnapshotVerdict, StreamId, Transmit,
-    frame_header, split_datagram,
+    Channel, ChannelKind, ClientId, CloseCode, Direction, Hello, Limits, Outgoing, ParsedDatagram,
+    Protocol, Session, SessionConfig, SessionEvent, SnapshotReceiver, SnapshotVerdict, StreamId,
+    Transmit, frame_header, split_datagram,
 };
 use zao::{Decode, Encode, Message};
 
@@ -72,16 +72,19 @@ fn same_seq_and_chunk_is_not_delivered_twice_across_a_chunk_count_change() {
     assert_ne!(receive(&mut rx, &again), SnapshotVerdict::Deliver);
 }
 
-/// A snapshot clients send (the reference protocol has none).
+/// A sequenced message clients send (the reference protocol has none).
 #[derive(Debug, PartialEq, Encode, Decode, Message)]
 #[zao(id = 6)]
 struct Aim {
     yaw: u16,
 }
 
+/// The reference protocol and a declared sequenced channel: a hello that
+/// carries a declared channel too.
 fn session_protocol() -> Protocol {
     let mut p = zao_messages::protocol();
-    p.add::<Aim>(Channel::Snapshot, Direction::ClientToServer);
+    let aim = p.add_channel("aim", ChannelKind::Sequenced);
+    p.add::<Aim>(aim, Direction::ClientToServer);
     p
 }
 
@@ -146,7 +149,7 @@ fn nothing_is_transmitted_after_the_close() {
     let mut s = open_server(Limits::default(), now);
     let moved = zao_messages::samples::player_moved();
     let out = Outgoing::encode(&moved, &mut BytesMut::new());
-    s.send(Channel::Unreliable, &out).unwrap();
+    s.send(Channel::UNRELIABLE, &out).unwrap();
     s.close(CloseCode::Normal, "bye");
     assert!(!s.flush(), "nothing to flush after the close");
     let transmits: Vec<Transmit> = core::iter::from_fn(|| s.poll_transmit()).collect();

@@ -51,10 +51,11 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use zao::proto::{
-    Channel, ClientId, CloseCode, DATAGRAM_BUDGET, DisconnectReason, Hello, HelloReply, Identity,
-    Limits, Outgoing, ParsedDatagram, Protocol, RefuseReason, Role, SendError, Session,
-    SessionConfig, SessionEvent, Side, SnapshotHeader, StreamId, StreamWrite, Transmit,
-    frame_header, parse_unreliable, snapshot_datagram, split_datagram,
+    Channel, ChannelKind, ClientId, CloseCode, DATAGRAM_BUDGET, DisconnectReason, Hello,
+    HelloReply, Identity, Limits, OutStream, Outgoing, ParsedDatagram, PathStats, Protocol,
+    RefuseReason, Role, SendError, Session, SessionConfig, SessionEvent, Side, SnapshotHeader,
+    StreamId, StreamWrite, Transmit, frame_header, parse_unreliable, snapshot_datagram,
+    split_datagram,
 };
 use zao::{Decode, Encode, Reader};
 
@@ -589,7 +590,14 @@ impl Driver {
         self.now = target;
     }
 
+    /// A driver's wake-up: QUIC's figures (their sample is one of the
+    /// session's timers), then the timers.
     fn timeout(&mut self) {
+        let path = PathStats {
+            rtt: Duration::from_millis(30),
+            ..PathStats::default()
+        };
+        self.session.handle_path_stats(self.now, path);
         self.session.handle_timeout(self.now);
         if let Some(at) = self.session.poll_timeout() {
             assert!(
@@ -684,8 +692,8 @@ impl Driver {
         let Ok(out) = Outgoing::from_message(&message) else {
             return;
         };
-        let channel =
-            [Channel::Reliable, Channel::Unreliable, Channel::Snapshot][usize::from(channel % 3)];
+        let channel = Channel(channel % 3);
+        let kind = self.protocol.channel(channel).map(|c| c.kind);
         let backlog = self.session.backlog();
         let client = self.session.client_id().unwrap_or(ClientId(0));
         let frame = out.frame().len();
@@ -694,23 +702,25 @@ impl Driver {
         } else if self.protocol.admits(out.id(), channel, self.role).is_err() {
             Err(SendError::NotRegistered(out.id()))
         } else {
-            match channel {
-                Channel::Reliable if frame > self.limits.max_message_size => {
+            match kind {
+                Some(ChannelKind::ReliableOrdered) if frame > self.limits.max_message_size => {
                     Err(SendError::TooLarge {
                         size: frame,
                         max: self.limits.max_message_size,
                     })
                 }
-                Channel::Reliable
+                Some(ChannelKind::ReliableOrdered)
                     if backlog > 0 && backlog + frame > self.limits.reliable_backlog =>
                 {
                     Err(SendError::QueueFull(client))
                 }
-                Channel::Unreliable if 1 + frame > DATAGRAM_BUDGET => Err(SendError::TooLarge {
-                    size: 1 + frame,
-                    max: DATAGRAM_BUDGET,
-                }),
-                Channel::Snapshot => Err(SendError::NotRegistered(out.id())),
+                Some(ChannelKind::Unreliable) if 1 + frame > DATAGRAM_BUDGET => {
+                    Err(SendError::TooLarge {
+                        size: 1 + frame,
+                        max: DATAGRAM_BUDGET,
+                    })
+                }
+                Some(ChannelKind::Snapshot) => Err(SendError::NotRegistered(out.id())),
                 _ => Ok(()),
             }
         };
@@ -719,7 +729,7 @@ impl Driver {
             return;
         }
         self.messages_out += 1;
-        if channel == Channel::Reliable {
+        if channel == Channel::RELIABLE {
             assert_eq!(
                 self.session.backlog(),
                 backlog + frame,
@@ -756,7 +766,7 @@ impl Driver {
             Err(SendError::NotConnected(client))
         } else if self
             .protocol
-            .admits(id, Channel::Snapshot, self.role)
+            .admits(id, Channel::SNAPSHOT, self.role)
             .is_err()
         {
             Err(SendError::NotRegistered(id))
@@ -770,7 +780,7 @@ impl Driver {
         };
         let got = self
             .session
-            .send_datagrams(id, Channel::Snapshot, &datagrams);
+            .send_datagrams(id, Channel::SNAPSHOT, &datagrams);
         assert_eq!(got, expected, "send_datagrams");
         if got.is_ok() {
             self.messages_out += u64::from(count);
@@ -867,16 +877,17 @@ impl Driver {
         if let Err(e) = self.protocol.admits(id, channel, self.role.peer()) {
             panic!("delivered an inadmissible message on {channel:?}: {e}");
         }
-        match channel {
-            Channel::Reliable => self.reliable_delivered(message),
-            Channel::Unreliable => assert!(
+        match self.protocol.channel(channel).map(|c| c.kind) {
+            Some(ChannelKind::ReliableOrdered) => self.reliable_delivered(channel, message),
+            Some(ChannelKind::Unreliable) => assert!(
                 self.unreliable_in.find(message),
                 "an unreliable message not sent, or twice, or out of order"
             ),
-            Channel::Snapshot => assert!(
+            Some(ChannelKind::Sequenced | ChannelKind::Snapshot) => assert!(
                 self.snapshots_in.find(message),
                 "a snapshot chunk not sent, or twice, or out of order"
             ),
+            kind => panic!("a message delivered on {channel:?} of kind {kind:?}"),
         }
         self.delivered += 1;
         if self.role == Role::Server {
@@ -891,13 +902,19 @@ impl Driver {
         }
     }
 
-    /// A reliable message must be the next frame of the peer's reliable
-    /// stream: of every stream with header 0 that it can be, keep those.
-    fn reliable_delivered(&mut self, message: &Bytes) {
+    /// A reliable message must be the next frame of the peer's stream of
+    /// its channel: of every stream with the channel's header that it can
+    /// be, keep those.
+    fn reliable_delivered(&mut self, channel: Channel, message: &Bytes) {
+        assert_eq!(
+            channel,
+            Channel::RELIABLE,
+            "the protocol's one ordered channel"
+        );
         let candidates = self.reliable_from.take().unwrap_or_else(|| {
             self.uni_in
                 .iter()
-                .filter(|(_, s)| s.header == Some(0))
+                .filter(|(_, s)| s.header == Some(u64::from(channel.0)))
                 .map(|(&id, _)| id)
                 .collect()
         });
@@ -958,7 +975,7 @@ impl Driver {
 
     fn drain_streams(&mut self, max: Option<usize>) {
         let mut taken = 0;
-        let ids: Vec<StreamId> = self.session.writable_streams().collect();
+        let ids: Vec<OutStream> = self.session.writable_streams().collect();
         for id in ids {
             while max.is_none_or(|m| taken < m) {
                 let Some(write) = self.session.poll_stream(id) else {
@@ -973,8 +990,8 @@ impl Driver {
         }
     }
 
-    fn stream_out(&mut self, id: StreamId, write: StreamWrite) {
-        if id == StreamId::CONTROL {
+    fn stream_out(&mut self, id: OutStream, write: StreamWrite) {
+        if id == OutStream::Control {
             assert!(
                 !self.control_finished,
                 "a write after the control stream's end"
@@ -987,7 +1004,7 @@ impl Driver {
         }
         assert_eq!(
             id,
-            StreamId::uni(self.role, 0),
+            OutStream::Channel(Channel::RELIABLE),
             "a write on a stream of no use"
         );
         let StreamWrite::Data(data) = write else {

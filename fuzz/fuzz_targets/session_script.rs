@@ -9,10 +9,13 @@
 
 use std::time::Duration;
 
-use zao::proto::{Channel, Direction, Limits, Protocol, RateLimit, Role, StreamId, frame_header};
+use zao::proto::{
+    Channel, ChannelKind, Direction, Limits, Protocol, RateLimit, Role, StreamId, frame_header,
+};
 use zao::{Decode, Encode, Message};
 
-/// A snapshot the client sends (no type of the reference protocol does).
+/// A sequenced message the client sends (no type of the reference protocol
+/// is sequenced).
 #[derive(Debug, PartialEq, Encode, Decode, Message)]
 #[zao(id = 6)]
 pub(crate) struct Aim {
@@ -38,9 +41,10 @@ pub(crate) struct Chat {
 /// channel has a type each side may and may not send.
 pub(crate) fn protocol() -> Protocol {
     let mut p = zao_messages::protocol();
-    p.add::<Aim>(Channel::Snapshot, Direction::ClientToServer)
-        .add::<Notice>(Channel::Reliable, Direction::ServerToClient)
-        .add::<Chat>(Channel::Reliable, Direction::ClientToServer);
+    let aim = p.add_channel("aim", ChannelKind::Sequenced);
+    p.add::<Aim>(aim, Direction::ClientToServer)
+        .add::<Notice>(Channel::RELIABLE, Direction::ServerToClient)
+        .add::<Chat>(Channel::RELIABLE, Direction::ClientToServer);
     p
 }
 

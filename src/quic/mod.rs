@@ -5,10 +5,12 @@
 //! connection; every protocol decision is the session's. Their methods never
 //! block on the network: poll events once per tick, send messages, then
 //! flush what was packed. `Server` and `Client` dereference to
-//! [`ServerCore`](crate::proto::ServerCore) and
-//! [`ClientCore`](crate::proto::ClientCore), the same API the simulated
+//! [`ServerCore`] and
+//! [`ClientCore`], the same API the simulated
 //! network (`zao::sim`) gives.
 
+#[cfg(feature = "inspect")]
+mod capture;
 mod cert;
 mod client;
 mod conditioner;
@@ -18,6 +20,8 @@ mod error;
 mod server;
 mod tls;
 
+#[cfg(feature = "inspect")]
+pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV};
 pub use cert::{CertHash, Certificate, CertificateError, ServerTrust};
 pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
@@ -25,7 +29,9 @@ pub use config::{ClientConfig, ServerConfig};
 pub use error::StartError;
 pub use server::Server;
 
+#[cfg(feature = "sim")]
 pub(crate) use error::disconnect_reason;
+#[cfg(feature = "sim")]
 pub(crate) use tls::{apply_limits, client_config, server_crypto};
 
 /// What the transport's events and errors carry, re-exported for one `use`.
