@@ -176,11 +176,15 @@ impl LocalLink {
             );
             moved |= self.authenticate(now);
             for cell in [&self.client, &self.server] {
+                // Timers due, and what a full inbound queue held back once
+                // the application made room.
                 let mut session = cell.lock();
-                if session.poll_timeout().is_some_and(|t| t <= now) {
-                    session.handle_timeout(now);
-                    moved = true;
-                }
+                let (due, before) = (
+                    session.poll_timeout().is_some_and(|t| t <= now),
+                    session.has_events(),
+                );
+                session.handle_timeout(now);
+                moved |= due || session.has_events() != before;
             }
             self.shared.after_drive(&self.server);
             // The application's sends since the last look.
