@@ -33,9 +33,15 @@ const BYTEWISE: u8 = 1 << 3;
 /// Reads of 7 bytes (chunk index 4).
 const SEVENS: u8 = 4 << 3;
 
+/// Id selectors: 1–9 stand for themselves (6 `Aim`, sequenced; 7
+/// `Notice`; 8 `Whisper`, on the chat channel; 9 `Loot`, unordered), 0 the
+/// heartbeat's id, and these.
+const CHAT: u8 = 10;
+/// Id 99, registered by no type.
+const UNKNOWN: u8 = 11;
+
 /// Op shorthands. Stream selectors: 0 control, 1 the peer's reliable
-/// stream, 2 its second uni stream, 3 ours. Id selectors: 1–7 as
-/// themselves, 8 is 300, 9 is 99 (unknown), 0 the heartbeat's id.
+/// stream, 2 its second uni stream, 3 ours.
 fn frame(id: u8, body: &[u8]) -> Op {
     Op::Frame {
         stream: 1,
@@ -98,7 +104,7 @@ fn seeds() -> Vec<(&'static str, Script)> {
                 vec![
                     frame(3, &spawn),
                     frame(5, b"\x02\x01\x05"),
-                    frame(8, b"\x02hi"),
+                    frame(CHAT, b"\x02hi"),
                     bytes(1, &[0x01, 0x00]),
                     frame(3, &[]),
                 ],
@@ -109,7 +115,11 @@ fn seeds() -> Vec<(&'static str, Script)> {
             script(
                 SERVER | EAGER | BYTEWISE,
                 0,
-                vec![frame(3, &spawn), frame(8, b"\x05hello"), frame(5, b"\x00")],
+                vec![
+                    frame(3, &spawn),
+                    frame(CHAT, b"\x05hello"),
+                    frame(5, b"\x00"),
+                ],
             ),
         ),
         (
@@ -230,7 +240,16 @@ fn seeds() -> Vec<(&'static str, Script)> {
         ),
         (
             "server-control-after-handshake",
-            script(SERVER | EAGER, 0, vec![bytes(0, &[0x01, 0x00])]),
+            script(
+                HANDSHAKE | EAGER,
+                0,
+                vec![
+                    Connected(3),
+                    Handshake(0),
+                    Admission(1),
+                    bytes(0, &[0x01, 0x00]),
+                ],
+            ),
         ),
         (
             "server-wrong-channel-and-direction",
@@ -249,7 +268,7 @@ fn seeds() -> Vec<(&'static str, Script)> {
             script(
                 SERVER | EAGER,
                 0,
-                vec![Unreliable(vec![(9, vec![1])]), frame(9, &[1])],
+                vec![Unreliable(vec![(UNKNOWN, vec![1])]), frame(UNKNOWN, &[1])],
             ),
         ),
         (
@@ -258,10 +277,10 @@ fn seeds() -> Vec<(&'static str, Script)> {
                 SERVER | EAGER,
                 0,
                 vec![
-                    frame(10, &[1]),
-                    frame(11, &[1]),
                     frame(12, &[1]),
-                    frame(13, &[]),
+                    frame(13, &[1]),
+                    frame(14, &[1]),
+                    frame(15, &[]),
                 ],
             ),
         ),
@@ -313,19 +332,22 @@ fn seeds() -> Vec<(&'static str, Script)> {
                     send(1, 1, &moved),
                     send(1, 2, &moved),
                     send(2, 4, &[0; 4]),
-                    send(0, 8, b"\x01x"),
+                    send(0, CHAT, b"\x01x"),
                     Flush,
                     SendDatagrams {
+                        channel: 0,
                         id: 4,
                         count: 2,
                         len: 40,
                     },
                     SendDatagrams {
+                        channel: 0,
                         id: 6,
                         count: 0,
                         len: 4,
                     },
                     SendDatagrams {
+                        channel: 0,
                         id: 4,
                         count: 0,
                         len: 1200,
@@ -359,6 +381,7 @@ fn seeds() -> Vec<(&'static str, Script)> {
                 SMALL_SEND_BUFFER,
                 vec![
                     SendDatagrams {
+                        channel: 0,
                         id: 4,
                         count: 7,
                         len: 400,
@@ -416,7 +439,7 @@ fn seeds() -> Vec<(&'static str, Script)> {
             script(
                 CLIENT | EAGER,
                 SHORT_TIMERS,
-                vec![Advance(193), send(0, 8, b"\x01x"), Advance(195)],
+                vec![Advance(193), send(0, CHAT, b"\x01x"), Advance(195)],
             ),
         ),
         (
@@ -425,10 +448,11 @@ fn seeds() -> Vec<(&'static str, Script)> {
                 CLIENT | EAGER,
                 0,
                 vec![
-                    send(0, 8, b"\x02yo"),
+                    send(0, CHAT, b"\x02yo"),
                     send(1, 2, &[3; 12]),
                     send(0, 7, b"\x01x"),
                     SendDatagrams {
+                        channel: 0,
                         id: 6,
                         count: 1,
                         len: 4,
@@ -439,7 +463,7 @@ fn seeds() -> Vec<(&'static str, Script)> {
         ),
         (
             "client-wrong-direction",
-            script(CLIENT | EAGER, 0, vec![frame(8, b"\x01x")]),
+            script(CLIENT | EAGER, 0, vec![frame(CHAT, b"\x01x")]),
         ),
         (
             "client-server-closes",

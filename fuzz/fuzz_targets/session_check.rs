@@ -44,7 +44,8 @@
 //! - timers: after `handle_timeout(now)`, `poll_timeout` is after `now`;
 //!   after the close there are none, nor writable streams.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,18 +55,23 @@ use zao::proto::{
     Channel, ChannelKind, ClientId, CloseCode, DATAGRAM_BUDGET, DisconnectReason, Hello,
     HelloReply, Identity, Limits, OutStream, Outgoing, ParsedDatagram, PathStats, Protocol,
     RefuseReason, Role, SendError, Session, SessionConfig, SessionEvent, Side, SnapshotHeader,
-    StreamId, StreamWrite, Transmit, frame_header, parse_unreliable, snapshot_datagram,
-    split_datagram,
+    StreamId, StreamWrite, Transmit, UnorderedWrite, frame_header, parse_unreliable,
+    snapshot_datagram, split_datagram,
 };
 use zao::{Decode, Encode, Reader};
 
+use crate::session_script;
 use crate::session_script::{
-    APP_EAGER, CHUNKS, CLIENT, HANDSHAKE, HANDSHAKE_CLIENT, NET_EAGER, Op, Script, TOKEN, delay,
-    framed, id_bytes, id_value, limits, protocol, stream_id,
+    APP_EAGER, CHUNKS, CLIENT, DROPS, HANDSHAKE, HANDSHAKE_CLIENT, NET_EAGER, Op, Script, TOKEN,
+    delay, framed, id_bytes, id_value, limits, protocol, stream_id,
 };
 
 /// Most flood messages one input may send, so an execution stays short.
 const FLOOD_BUDGET: usize = 10_000;
+
+/// The index of the first uni stream [`Op::Fresh`] opens: past every
+/// stream a selector names.
+const FRESH_STREAMS: u64 = 64;
 
 /// The fuzz target's whole check: decode `data` as a [`Script`], run it.
 pub(crate) fn check(data: &[u8]) {
@@ -131,11 +137,20 @@ struct PeerStream {
     frames: Vec<Bytes>,
     /// Frames the session delivered, while this stream may be the one.
     delivered: usize,
+    /// The peer finished it while the session was open.
+    finished: bool,
 }
 
 impl PeerStream {
-    /// Parses what arrived since the last call.
-    fn parse(&mut self, uni: bool, max: usize) {
+    /// Parses what arrived since the last call; returns how many frames
+    /// it completed.
+    fn parse(&mut self, uni: bool, max: usize) -> usize {
+        let before = self.frames.len();
+        self.parse_more(uni, max);
+        self.frames.len() - before
+    }
+
+    fn parse_more(&mut self, uni: bool, max: usize) {
         while !self.broken {
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
             let mut r = Reader::new(rest);
@@ -173,6 +188,67 @@ impl PeerStream {
             self.pos += prefix + len;
         }
     }
+
+    /// The channel its header names, if any could.
+    fn channel(&self) -> Option<Channel> {
+        self.header.and_then(|h| u8::try_from(h).ok()).map(Channel)
+    }
+}
+
+/// What we wrote on one ordered channel's stream, checked up to `pos`.
+#[derive(Default)]
+struct OrderedOut {
+    /// Frames the application sent and the stream has yet to carry.
+    expected: VecDeque<Bytes>,
+    bytes: Vec<u8>,
+    pos: usize,
+}
+
+/// One message id's sequenced deliveries, held to WIRE.md §12.6: under
+/// one layout (chunk count) each index only moves forward and stays above
+/// the floor; a new layout starts above everything delivered before it.
+#[derive(Default)]
+struct SeqSeen {
+    layout: Option<u32>,
+    newest: u64,
+    floor: u64,
+    slots: BTreeMap<u32, u64>,
+}
+
+impl SeqSeen {
+    fn delivered(&mut self, id: u32, h: SnapshotHeader) {
+        if self.layout != Some(h.chunks) {
+            if self.layout.is_some() {
+                assert!(
+                    h.seq > self.newest,
+                    "id {id}: {h:?} changed the layout at or below the newest {}",
+                    self.newest
+                );
+            }
+            self.layout = Some(h.chunks);
+            self.floor = self.newest;
+            self.slots.clear();
+        }
+        assert!(
+            h.seq > self.floor,
+            "id {id}: {h:?} at or below the floor {}",
+            self.floor
+        );
+        let slot = self.slots.entry(h.chunk).or_default();
+        assert!(
+            h.seq > *slot,
+            "id {id}: {h:?} after seq {} at its index",
+            *slot
+        );
+        *slot = h.seq;
+        self.newest = self.newest.max(h.seq);
+    }
+}
+
+/// A stream's header: its channel's index as a varint.
+fn channel_header(channel: Channel) -> Vec<u8> {
+    let (header, n) = frame_header(usize::from(channel.0));
+    header[..n].to_vec()
 }
 
 /// Bytes the peer sent that the driver has not handed over yet.
@@ -226,12 +302,24 @@ struct Driver {
 
     // The peer's side.
     pending: BTreeMap<StreamId, Pending>,
+    /// Streams the peer finished: QUIC carries nothing more on them.
+    ended: BTreeSet<StreamId>,
+    /// Uni streams the peer opened with [`Op::Fresh`].
+    fresh: u64,
     control_in: PeerStream,
     uni_in: BTreeMap<StreamId, PeerStream>,
-    /// The streams the delivered reliable messages may have come from.
-    reliable_from: Option<Vec<StreamId>>,
+    /// Per ordered channel, the streams its delivered messages may have
+    /// come from.
+    ordered_from: BTreeMap<Channel, Vec<StreamId>>,
+    /// Per unordered channel and message: (complete frames the session
+    /// took, deliveries).
+    unordered_in: BTreeMap<(Channel, Bytes), (usize, usize)>,
     unreliable_in: Subsequence,
-    snapshots_in: Subsequence,
+    /// Sequenced messages the session delivered (known from its
+    /// `messages_in`), in order.
+    sequenced_in: VecDeque<Bytes>,
+    /// Per message id, what its deliveries allow next (WIRE.md §12.6).
+    sequenced_seen: BTreeMap<u32, SeqSeen>,
 
     // Events.
     delivered: u64,
@@ -245,14 +333,17 @@ struct Driver {
 
     // Our side.
     messages_out: u64,
-    reliable_out: VecDeque<Bytes>,
-    largest_frame: usize,
-    uni_out: Vec<u8>,
-    uni_out_pos: usize,
+    ordered_out: BTreeMap<Channel, OrderedOut>,
+    /// Unordered messages sent and not yet written: header and frame.
+    unordered_out: VecDeque<Bytes>,
+    /// The most one send added to the backlog.
+    largest_send: usize,
     control_out: Vec<u8>,
     control_finished: bool,
     unreliable_out: Subsequence,
     datagrams_out: Subsequence,
+    /// Per message id, the seq of its last sequenced send.
+    seq_out: BTreeMap<u32, u64>,
     closes: usize,
 }
 
@@ -288,11 +379,15 @@ impl Driver {
             flood_budget: FLOOD_BUDGET,
             snapshot_seq: 0,
             pending: BTreeMap::new(),
+            ended: BTreeSet::new(),
+            fresh: 0,
             control_in: PeerStream::default(),
             uni_in: BTreeMap::new(),
-            reliable_from: None,
+            ordered_from: BTreeMap::new(),
+            unordered_in: BTreeMap::new(),
             unreliable_in: Subsequence::default(),
-            snapshots_in: Subsequence::default(),
+            sequenced_in: VecDeque::new(),
+            sequenced_seen: BTreeMap::new(),
             delivered: 0,
             connected: None,
             refused: false,
@@ -302,14 +397,14 @@ impl Driver {
             expect_connected: None,
             expect_refused: None,
             messages_out: 0,
-            reliable_out: VecDeque::new(),
-            largest_frame: 0,
-            uni_out: Vec::new(),
-            uni_out_pos: 0,
+            ordered_out: BTreeMap::new(),
+            unordered_out: VecDeque::new(),
+            largest_send: 0,
             control_out: Vec::new(),
             control_finished: false,
             unreliable_out: Subsequence::default(),
             datagrams_out: Subsequence::default(),
+            seq_out: BTreeMap::new(),
             closes: 0,
         }
     }
@@ -322,10 +417,20 @@ impl Driver {
                 let message = [id_bytes(*id), body.clone()].concat();
                 self.send_stream(*stream, &framed(&message));
             }
-            Op::Finish(stream) => {
-                let id = stream_id(*stream, self.role);
-                self.pending.entry(id).or_default().finish = true;
-                self.pump();
+            Op::Finish(stream) => self.finish(stream_id(*stream, self.role)),
+            Op::Fresh {
+                header,
+                id,
+                body,
+                finish,
+            } => {
+                let message = [id_bytes(*id), body.clone()].concat();
+                let stream = self.fresh_stream();
+                let (h, n) = frame_header(usize::from(*header));
+                self.send_on(stream, &[&h[..n], &framed(&message)].concat());
+                if *finish {
+                    self.finish(stream);
+                }
             }
             Op::Datagram(data) => self.datagram(Bytes::copy_from_slice(data)),
             Op::Unreliable(messages) => {
@@ -398,7 +503,12 @@ impl Driver {
                 }
             }
             Op::Send { channel, id, body } => self.app_send(*channel, *id, body),
-            Op::SendDatagrams { id, count, len } => self.app_send_datagrams(*id, *count, *len),
+            Op::SendDatagrams {
+                channel,
+                id,
+                count,
+                len,
+            } => self.app_send_datagrams(*channel, *id, *count, *len),
             Op::Flush => {
                 let flushed = self.session.flush();
                 assert!(!flushed || self.session.is_open(), "a flush while not open");
@@ -450,9 +560,16 @@ impl Driver {
         self.check_always();
     }
 
-    fn check_always(&self) {
+    fn check_always(&mut self) {
+        if self.session.is_closed() {
+            assert_eq!(
+                self.session.poll_unordered(),
+                None,
+                "an unordered write after the close"
+            );
+        }
         let s = &self.session;
-        let bound = (self.limits.reliable_backlog + 1).max(self.largest_frame);
+        let bound = (self.limits.reliable_backlog + 1).max(self.largest_send);
         assert!(
             s.backlog() <= bound,
             "reliable backlog {} over {bound}",
@@ -470,40 +587,74 @@ impl Driver {
     /// Peer bytes on a stream: they wait in "QUIC" until the session
     /// wants them.
     fn send_stream(&mut self, stream: u8, data: &[u8]) {
-        let id = stream_id(stream, self.role);
+        self.send_on(stream_id(stream, self.role), data);
+    }
+
+    fn send_on(&mut self, id: StreamId, data: &[u8]) {
+        if self.ended.contains(&id) || self.pending.get(&id).is_some_and(|p| p.finish) {
+            return; // QUIC carries nothing after a stream's end
+        }
         self.pending
             .entry(id)
             .or_default()
             .data
             .extend_from_slice(data);
-        self.pump();
+        self.pump_stream(id);
+    }
+
+    /// The peer finishes `id` after what it sent on it.
+    fn finish(&mut self, id: StreamId) {
+        if !self.ended.contains(&id) {
+            self.pending.entry(id).or_default().finish = true;
+            self.pump_stream(id);
+        }
+    }
+
+    /// A uni stream of the peer's that no selector names.
+    fn fresh_stream(&mut self) -> StreamId {
+        self.fresh += 1;
+        StreamId::uni(self.role.peer(), FRESH_STREAMS + self.fresh)
     }
 
     /// Hands waiting stream bytes over while the session wants them, in
     /// reads of `chunk` bytes, then the finishes. Returns whether any moved.
     fn pump(&mut self) -> bool {
-        let mut moved = false;
         let ids: Vec<StreamId> = self.pending.keys().copied().collect();
+        let mut moved = false;
         for id in ids {
-            while let Some(p) = self.pending.get_mut(&id) {
-                if p.waiting() == 0 {
-                    if p.finish {
-                        self.pending.remove(&id);
-                        self.session.handle_stream_finished(self.now, id);
-                        moved = true;
+            moved |= self.pump_stream(id);
+        }
+        moved
+    }
+
+    /// Hands over what the peer sent on `id` while the session wants it
+    /// (a driver woken by that stream alone: sending on one of thousands
+    /// of streams must not walk them all).
+    fn pump_stream(&mut self, id: StreamId) -> bool {
+        let mut moved = false;
+        while let Some(p) = self.pending.get_mut(&id) {
+            if p.waiting() == 0 {
+                if p.finish {
+                    self.pending.remove(&id);
+                    self.ended.insert(id);
+                    let open = self.session.is_open();
+                    self.session.handle_stream_finished(self.now, id);
+                    if open && id.is_uni() && id.initiator() == self.role.peer() {
+                        self.uni_in.entry(id).or_default().finished = true;
                     }
-                    break;
+                    moved = true;
                 }
-                if !self.session.wants_stream_bytes(id) {
-                    break;
-                }
-                let n = self.chunk.min(p.waiting());
-                let chunk = p.data[p.taken..p.taken + n].to_vec();
-                p.taken += n;
-                self.record_stream(id, &chunk);
-                self.session.handle_stream_bytes(self.now, id, &chunk);
-                moved = true;
+                break;
             }
+            if !self.session.wants_stream_bytes(id) {
+                break;
+            }
+            let n = self.chunk.min(p.waiting());
+            let chunk = p.data[p.taken..p.taken + n].to_vec();
+            p.taken += n;
+            self.record_stream(id, &chunk);
+            self.session.handle_stream_bytes(self.now, id, &chunk);
+            moved = true;
         }
         moved
     }
@@ -517,22 +668,60 @@ impl Driver {
             self.control_in.bytes.extend_from_slice(chunk);
             self.control_in.parse(false, usize::MAX);
         } else if id.is_uni() && id.initiator() == self.role.peer() {
+            let protocol = &self.protocol;
             let s = self.uni_in.entry(id).or_default();
             s.bytes.extend_from_slice(chunk);
-            s.parse(true, self.limits.max_message_size);
+            let new = s.parse(true, self.limits.max_message_size);
+            let unordered = s.channel().filter(|&c| {
+                protocol.channel(c).map(|d| d.kind) == Some(ChannelKind::ReliableUnordered)
+            });
+            if let Some(c) = unordered {
+                for frame in &s.frames[s.frames.len() - new..] {
+                    self.unordered_in.entry((c, frame.clone())).or_default().0 += 1;
+                }
+            }
         }
     }
 
+    /// The kind of `channel` in the protocol.
+    fn kind(&self, channel: Channel) -> Option<ChannelKind> {
+        self.protocol.channel(channel).map(|c| c.kind)
+    }
+
     fn datagram(&mut self, d: Bytes) {
-        match split_datagram(&d) {
-            Ok(ParsedDatagram::Unreliable(messages)) => self
-                .unreliable_in
-                .items
-                .extend(messages.into_iter().filter(|m| m[..] != [0])),
-            Ok(ParsedDatagram::Snapshot(_, message)) => self.snapshots_in.items.push(message),
-            Err(_) => {}
-        }
+        let sequenced = match split_datagram(&d) {
+            Ok(ParsedDatagram::Unreliable(messages)) => {
+                self.unreliable_in
+                    .items
+                    .extend(messages.into_iter().filter(|m| m[..] != [0]));
+                None
+            }
+            Ok(ParsedDatagram::Snapshot(header, message)) => Some((header, message)),
+            Err(_) => None,
+        };
+        let before = self.session.stats();
         self.session.handle_datagram(self.now, d);
+        let Some((header, message)) = sequenced else {
+            return;
+        };
+        // A sequenced datagram carries one message: whether it was
+        // delivered shows in `messages_in`.
+        let after = self.session.stats();
+        if after.messages_in > before.messages_in {
+            assert_eq!(after.messages_in, before.messages_in + 1);
+            let (id, _) = zao::split_message(&message).expect("a delivered message has an id");
+            self.sequenced_seen
+                .entry(id)
+                .or_default()
+                .delivered(id, header);
+            self.sequenced_in.push_back(message);
+        } else if self.session.is_open() {
+            assert!(
+                after.datagrams_dropped + after.rate_limited
+                    > before.datagrams_dropped + before.rate_limited,
+                "a sequenced datagram neither delivered nor counted as dropped"
+            );
+        }
     }
 
     fn flood(&mut self, kind: u8, count: u8, id: u8, len: u8, gap: u8) {
@@ -542,11 +731,11 @@ impl Driver {
         let frame = framed(&message);
         let per_datagram = ((DATAGRAM_BUDGET - 1) / frame.len()).max(1);
         // The budget counts messages, so a packed flood sends fewer datagrams.
-        let each = if kind % 6 == 2 { per_datagram } else { 1 };
+        let each = if kind % 7 == 2 { per_datagram } else { 1 };
         let n = ((usize::from(count) + 1) * 8).min(self.flood_budget / each);
         self.flood_budget -= n * each;
         for i in 0..n {
-            match kind % 6 {
+            match kind % 7 {
                 0 => self.send_stream(1, &frame),
                 1 => self.datagram(Bytes::from([&[0x01][..], &frame].concat())),
                 2 => {
@@ -566,7 +755,12 @@ impl Driver {
                     self.datagram(snapshot(header, &message));
                 }
                 4 => self.send_stream(1, &[0x01, 0x00]),
-                _ => self.datagram(Bytes::from_static(&[0x01, 0x01, 0x00])),
+                5 => self.datagram(Bytes::from_static(&[0x01, 0x01, 0x00])),
+                _ => {
+                    let stream = self.fresh_stream();
+                    self.send_on(stream, &[&channel_header(DROPS)[..], &frame].concat());
+                    self.finish(stream);
+                }
             }
             if !gap.is_zero() {
                 self.advance(gap);
@@ -656,7 +850,7 @@ impl Driver {
     /// The hello variants a server may receive.
     fn hello(&self, b: u8) -> Vec<u8> {
         let good = Hello::new(&self.protocol, Some(TOKEN.to_vec()));
-        match b % 9 {
+        match b % 10 {
             0 => framed(&good.to_vec()),
             1 => framed(
                 &Hello {
@@ -683,7 +877,15 @@ impl Driver {
                 let (header, n) = frame_header(1 << 20);
                 header[..n].to_vec()
             }
-            _ => [framed(&good.to_vec()), vec![0]].concat(),
+            8 => [framed(&good.to_vec()), vec![0]].concat(),
+            // The same registrations, without the channels they name.
+            _ => framed(
+                &Hello {
+                    channels: Vec::new(),
+                    ..good
+                }
+                .to_vec(),
+            ),
         }
     }
 
@@ -692,25 +894,26 @@ impl Driver {
         let Ok(out) = Outgoing::from_message(&message) else {
             return;
         };
-        let channel = Channel(channel % 3);
-        let kind = self.protocol.channel(channel).map(|c| c.kind);
+        let channel = session_script::channel(channel);
+        let kind = self.kind(channel);
         let backlog = self.session.backlog();
         let client = self.session.client_id().unwrap_or(ClientId(0));
         let frame = out.frame().len();
+        let max = self.limits.max_message_size;
+        let mut datagram = None;
         let expected = if !self.session.is_open() {
             Err(SendError::NotConnected(client))
         } else if self.protocol.admits(out.id(), channel, self.role).is_err() {
             Err(SendError::NotRegistered(out.id()))
         } else {
             match kind {
-                Some(ChannelKind::ReliableOrdered) if frame > self.limits.max_message_size => {
-                    Err(SendError::TooLarge {
-                        size: frame,
-                        max: self.limits.max_message_size,
-                    })
+                Some(k) if k.is_reliable() && frame > max => {
+                    Err(SendError::TooLarge { size: frame, max })
                 }
-                Some(ChannelKind::ReliableOrdered)
-                    if backlog > 0 && backlog + frame > self.limits.reliable_backlog =>
+                Some(k)
+                    if k.is_reliable()
+                        && backlog > 0
+                        && backlog + frame > self.limits.reliable_backlog =>
                 {
                     Err(SendError::QueueFull(client))
                 }
@@ -719,6 +922,26 @@ impl Driver {
                         size: 1 + frame,
                         max: DATAGRAM_BUDGET,
                     })
+                }
+                Some(ChannelKind::Sequenced) => {
+                    // The seq is taken before the size is checked.
+                    let seq = self.seq_out.entry(out.id()).or_insert(0);
+                    *seq += 1;
+                    let header = SnapshotHeader {
+                        seq: *seq,
+                        chunk: 0,
+                        chunks: 1,
+                    };
+                    let d = snapshot(header, &out.message());
+                    if d.len() > DATAGRAM_BUDGET {
+                        Err(SendError::TooLarge {
+                            size: d.len(),
+                            max: DATAGRAM_BUDGET,
+                        })
+                    } else {
+                        datagram = Some(d);
+                        Ok(())
+                    }
                 }
                 Some(ChannelKind::Snapshot) => Err(SendError::NotRegistered(out.id())),
                 _ => Ok(()),
@@ -729,20 +952,36 @@ impl Driver {
             return;
         }
         self.messages_out += 1;
-        if channel == Channel::RELIABLE {
-            assert_eq!(
-                self.session.backlog(),
-                backlog + frame,
-                "backlog after send"
-            );
-            self.largest_frame = self.largest_frame.max(frame);
-            self.reliable_out.push_back(out.frame().clone());
-        } else {
-            self.unreliable_out.items.push(out.message());
+        match kind {
+            Some(ChannelKind::ReliableOrdered) => {
+                self.backlog_grew(backlog, frame);
+                self.ordered_out
+                    .entry(channel)
+                    .or_default()
+                    .expected
+                    .push_back(out.frame().clone());
+            }
+            Some(ChannelKind::ReliableUnordered) => {
+                let data: Bytes = [&channel_header(channel)[..], out.frame()].concat().into();
+                self.backlog_grew(backlog, data.len());
+                self.unordered_out.push_back(data);
+            }
+            Some(ChannelKind::Unreliable) => self.unreliable_out.items.push(out.message()),
+            _ => self
+                .datagrams_out
+                .items
+                .extend(datagram.into_iter().collect::<Vec<_>>()),
         }
     }
 
-    fn app_send_datagrams(&mut self, id: u8, count: u8, len: u16) {
+    /// A reliable send of `len` bytes was queued on `before`.
+    fn backlog_grew(&mut self, before: usize, len: usize) {
+        assert_eq!(self.session.backlog(), before + len, "backlog after send");
+        self.largest_send = self.largest_send.max(len);
+    }
+
+    fn app_send_datagrams(&mut self, channel: u8, id: u8, count: u8, len: u16) {
+        let channel = session_script::channel(channel.wrapping_add(2));
         let count = count % 8 + 1;
         let len = usize::from(len % 1400);
         let message: Vec<u8> = id_bytes(id)
@@ -764,10 +1003,8 @@ impl Driver {
         let client = self.session.client_id().unwrap_or(ClientId(0));
         let expected = if !self.session.is_open() {
             Err(SendError::NotConnected(client))
-        } else if self
-            .protocol
-            .admits(id, Channel::SNAPSHOT, self.role)
-            .is_err()
+        } else if self.protocol.admits(id, channel, self.role).is_err()
+            || self.kind(channel).is_none_or(ChannelKind::is_reliable)
         {
             Err(SendError::NotRegistered(id))
         } else if let Some(big) = datagrams.iter().find(|d| d.len() > DATAGRAM_BUDGET) {
@@ -778,10 +1015,8 @@ impl Driver {
         } else {
             Ok(())
         };
-        let got = self
-            .session
-            .send_datagrams(id, Channel::SNAPSHOT, &datagrams);
-        assert_eq!(got, expected, "send_datagrams");
+        let got = self.session.send_datagrams(id, channel, &datagrams);
+        assert_eq!(got, expected, "send_datagrams on {channel:?}");
         if got.is_ok() {
             self.messages_out += u64::from(count);
             self.datagrams_out.items.extend(datagrams);
@@ -877,15 +1112,27 @@ impl Driver {
         if let Err(e) = self.protocol.admits(id, channel, self.role.peer()) {
             panic!("delivered an inadmissible message on {channel:?}: {e}");
         }
-        match self.protocol.channel(channel).map(|c| c.kind) {
-            Some(ChannelKind::ReliableOrdered) => self.reliable_delivered(channel, message),
+        match self.kind(channel) {
+            Some(ChannelKind::ReliableOrdered) => self.ordered_delivered(channel, message),
+            Some(ChannelKind::ReliableUnordered) => {
+                let (sent, delivered) = self
+                    .unordered_in
+                    .entry((channel, message.clone()))
+                    .or_default();
+                *delivered += 1;
+                assert!(
+                    delivered <= sent,
+                    "{message:?} on {channel:?} delivered {delivered} times, sent {sent}"
+                );
+            }
             Some(ChannelKind::Unreliable) => assert!(
                 self.unreliable_in.find(message),
                 "an unreliable message not sent, or twice, or out of order"
             ),
-            Some(ChannelKind::Sequenced | ChannelKind::Snapshot) => assert!(
-                self.snapshots_in.find(message),
-                "a snapshot chunk not sent, or twice, or out of order"
+            Some(ChannelKind::Sequenced | ChannelKind::Snapshot) => assert_eq!(
+                self.sequenced_in.pop_front().as_ref(),
+                Some(message),
+                "a sequenced message the session did not take, or out of order"
             ),
             kind => panic!("a message delivered on {channel:?} of kind {kind:?}"),
         }
@@ -902,19 +1149,14 @@ impl Driver {
         }
     }
 
-    /// A reliable message must be the next frame of the peer's stream of
+    /// An ordered message must be the next frame of the peer's stream of
     /// its channel: of every stream with the channel's header that it can
     /// be, keep those.
-    fn reliable_delivered(&mut self, channel: Channel, message: &Bytes) {
-        assert_eq!(
-            channel,
-            Channel::RELIABLE,
-            "the protocol's one ordered channel"
-        );
-        let candidates = self.reliable_from.take().unwrap_or_else(|| {
+    fn ordered_delivered(&mut self, channel: Channel, message: &Bytes) {
+        let candidates = self.ordered_from.remove(&channel).unwrap_or_else(|| {
             self.uni_in
                 .iter()
-                .filter(|(_, s)| s.header == Some(u64::from(channel.0)))
+                .filter(|(_, s)| s.channel() == Some(channel))
                 .map(|(&id, _)| id)
                 .collect()
         });
@@ -929,9 +1171,9 @@ impl Driver {
         }
         assert!(
             !kept.is_empty(),
-            "a reliable message that is not the next frame of the peer's stream: {message:?}"
+            "a message that is not the next frame of the peer's stream of {channel:?}: {message:?}"
         );
-        self.reliable_from = Some(kept);
+        self.ordered_from.insert(channel, kept);
     }
 
     fn drain_transmits(&mut self) {
@@ -976,6 +1218,7 @@ impl Driver {
     fn drain_streams(&mut self, max: Option<usize>) {
         let mut taken = 0;
         let ids: Vec<OutStream> = self.session.writable_streams().collect();
+        self.check_priorities(&ids);
         for id in ids {
             while max.is_none_or(|m| taken < m) {
                 let Some(write) = self.session.poll_stream(id) else {
@@ -985,43 +1228,77 @@ impl Driver {
                 self.stream_out(id, write);
             }
         }
+        while max.is_none_or(|m| taken < m) {
+            let Some(write) = self.session.poll_unordered() else {
+                break;
+            };
+            taken += 1;
+            self.unordered_write(&write);
+        }
         if max.is_none() {
             assert_eq!(self.session.backlog(), 0, "a backlog with nothing to write");
         }
     }
 
+    /// The control stream first, then the channels' streams from the
+    /// highest priority, each with its channel's.
+    fn check_priorities(&self, streams: &[OutStream]) {
+        let order: Vec<(bool, Reverse<i32>)> = streams
+            .iter()
+            .map(|&s| {
+                let priority = self.session.stream_priority(s);
+                if let OutStream::Channel(c) = s {
+                    let declared = self.protocol.channel(c).map(|d| d.priority);
+                    assert_eq!(Some(priority), declared, "{s:?}'s priority");
+                }
+                (s != OutStream::Control, Reverse(priority))
+            })
+            .collect();
+        assert!(
+            order.is_sorted(),
+            "writable streams out of order: {streams:?}"
+        );
+    }
+
     fn stream_out(&mut self, id: OutStream, write: StreamWrite) {
-        if id == OutStream::Control {
-            assert!(
-                !self.control_finished,
-                "a write after the control stream's end"
-            );
-            match write {
-                StreamWrite::Data(data) => self.control_out.extend_from_slice(&data),
-                StreamWrite::Finish => self.control_finished = true,
+        let channel = match id {
+            OutStream::Control => {
+                assert!(
+                    !self.control_finished,
+                    "a write after the control stream's end"
+                );
+                match write {
+                    StreamWrite::Data(data) => self.control_out.extend_from_slice(&data),
+                    StreamWrite::Finish => self.control_finished = true,
+                }
+                return;
             }
-            return;
-        }
+            OutStream::Channel(c) => c,
+        };
         assert_eq!(
-            id,
-            OutStream::Channel(Channel::RELIABLE),
-            "a write on a stream of no use"
+            self.kind(channel),
+            Some(ChannelKind::ReliableOrdered),
+            "a stream for {channel:?}"
         );
         let StreamWrite::Data(data) = write else {
-            panic!("the reliable stream finished");
+            panic!("{channel:?}'s stream finished");
         };
-        self.uni_out.extend_from_slice(&data);
-        if self.uni_out_pos == 0 {
-            assert_eq!(
-                self.uni_out.first(),
-                Some(&0),
-                "the reliable stream's header"
+        let role = self.role;
+        let out = self.ordered_out.entry(channel).or_default();
+        out.bytes.extend_from_slice(&data);
+        if out.pos == 0 {
+            let header = channel_header(channel);
+            assert!(
+                out.bytes.starts_with(&header),
+                "{channel:?}'s stream header: {:?}",
+                out.bytes
             );
-            self.uni_out_pos = 1;
+            out.pos = header.len();
         }
-        // Whole frames: a client's heartbeats, else the accepted sends in order.
+        // Whole frames: a client's heartbeats on the reliable channel, else
+        // the accepted sends in order.
         loop {
-            let rest = &self.uni_out[self.uni_out_pos..];
+            let rest = &out.bytes[out.pos..];
             let mut r = Reader::new(rest);
             let Ok(len) = r.get_varint() else {
                 break;
@@ -1031,16 +1308,30 @@ impl Driver {
             };
             let end = rest.len() - r.remaining();
             if payload == [0] {
-                assert_eq!(self.role, Role::Client, "a server sent a heartbeat");
+                assert_eq!(role, Role::Client, "a server sent a heartbeat");
+                assert_eq!(channel, Channel::RELIABLE, "a heartbeat on {channel:?}");
             } else {
-                let expected = self
-                    .reliable_out
+                let expected = out
+                    .expected
                     .pop_front()
                     .expect("a frame the application did not send");
-                assert_eq!(&rest[..end], &expected[..], "our reliable stream");
+                assert_eq!(&rest[..end], &expected[..], "our stream of {channel:?}");
             }
-            self.uni_out_pos += end;
+            out.pos += end;
         }
+    }
+
+    /// A reliable-unordered message for a stream of its own: the next one
+    /// sent, whole, with its channel's priority.
+    fn unordered_write(&mut self, write: &UnorderedWrite) {
+        let expected = self
+            .unordered_out
+            .pop_front()
+            .expect("an unordered message the application did not send");
+        assert_eq!(write.data, expected, "an unordered message");
+        let channel = Channel(expected[0]);
+        let declared = self.protocol.channel(channel).map(|c| c.priority);
+        assert_eq!(Some(write.priority), declared, "{channel:?}'s priority");
     }
 
     /// Ends the script as a patient application and network would: read
@@ -1095,31 +1386,69 @@ impl Driver {
                 p.waiting()
             );
         }
-        assert!(
-            self.reliable_out.is_empty(),
-            "accepted reliable messages never written"
-        );
-        let headed: Vec<(&StreamId, &PeerStream)> = self
-            .uni_in
-            .iter()
-            .filter(|(_, s)| s.header.is_some())
-            .collect();
-        assert!(headed.len() <= 1, "two reliable streams and still open");
-        for (id, stream) in headed {
-            assert_eq!(
-                stream.header,
-                Some(0),
-                "a stream of no channel and still open"
+        for (channel, out) in &self.ordered_out {
+            assert!(
+                out.expected.is_empty(),
+                "messages accepted on {channel:?} never written"
             );
+        }
+        assert!(
+            self.unordered_out.is_empty(),
+            "unordered messages accepted and never written"
+        );
+        self.settle_peer_streams();
+    }
+
+    /// What an open session must have made of the peer's streams.
+    fn settle_peer_streams(&self) {
+        let mut ordered = BTreeSet::new();
+        for (id, stream) in &self.uni_in {
+            if stream.header.is_none() {
+                assert!(
+                    !stream.finished,
+                    "stream {} finished before its header and still open",
+                    id.0
+                );
+                continue;
+            }
             assert!(!stream.broken, "a broken stream and still open");
-            let delivered = match &self.reliable_from {
-                Some(ids) if ids.contains(id) => stream.delivered,
-                _ => 0,
-            };
+            let channel = stream.channel();
+            match channel.and_then(|c| self.kind(c)) {
+                Some(ChannelKind::ReliableOrdered) => {
+                    let channel = channel.expect("a kind comes from a channel");
+                    assert!(
+                        ordered.insert(channel),
+                        "two streams of {channel:?} and still open"
+                    );
+                    assert!(
+                        !stream.finished,
+                        "{channel:?}'s stream finished and still open"
+                    );
+                    let delivered = match self.ordered_from.get(&channel) {
+                        Some(ids) if ids.contains(id) => stream.delivered,
+                        _ => 0,
+                    };
+                    assert_eq!(
+                        delivered,
+                        stream.frames.len(),
+                        "frames of {channel:?} the open session never delivered"
+                    );
+                }
+                Some(ChannelKind::ReliableUnordered) => assert!(
+                    !stream.finished || stream.pos == stream.bytes.len(),
+                    "stream {} ended within a message and still open",
+                    id.0
+                ),
+                kind => panic!(
+                    "a stream with header {:?} ({kind:?}) and still open",
+                    stream.header
+                ),
+            }
+        }
+        for ((channel, message), (sent, delivered)) in &self.unordered_in {
             assert_eq!(
-                delivered,
-                stream.frames.len(),
-                "reliable frames the open session never delivered"
+                delivered, sent,
+                "{message:?} on {channel:?}: sent {sent} times, delivered {delivered}"
             );
         }
     }

@@ -14,7 +14,7 @@ use zao::proto::{
 };
 use zao::{Decode, Encode, Message};
 
-/// A sequenced message the client sends (no type of the reference protocol
+/// A sequenced message both sides send (no type of the reference protocol
 /// is sequenced).
 #[derive(Debug, PartialEq, Encode, Decode, Message)]
 #[zao(id = 6)]
@@ -30,6 +30,20 @@ pub(crate) struct Notice {
     pub(crate) text: String,
 }
 
+/// A message of the second ordered channel, both ways.
+#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[zao(id = 8)]
+pub(crate) struct Whisper {
+    pub(crate) text: String,
+}
+
+/// A reliable-unordered message, both ways.
+#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[zao(id = 9)]
+pub(crate) struct Loot {
+    pub(crate) item: u32,
+}
+
 /// A reliable message only clients send, with a two-byte id.
 #[derive(Debug, PartialEq, Encode, Decode, Message)]
 #[zao(id = 300)]
@@ -37,15 +51,37 @@ pub(crate) struct Chat {
     pub(crate) text: String,
 }
 
-/// The reference protocol plus a message of each missing kind: every
-/// channel has a type each side may and may not send.
+/// The declared channels: a second ordered channel of a higher priority,
+/// an unordered one of a lower, a sequenced one.
+pub(crate) const CHAT: Channel = Channel(3);
+/// See [`CHAT`].
+pub(crate) const DROPS: Channel = Channel(4);
+/// See [`CHAT`].
+pub(crate) const AIM: Channel = Channel(5);
+/// Channel selectors name the protocol's channels and one past them (a
+/// channel no protocol declares).
+pub(crate) const CHANNEL_SELECTORS: u8 = 7;
+
+/// The reference protocol plus a channel of each kind it lacks, and a
+/// message type on each: every channel has a type each side may and may
+/// not send.
 pub(crate) fn protocol() -> Protocol {
     let mut p = zao_messages::protocol();
+    let chat = p.add_channel_with_priority("chat", ChannelKind::ReliableOrdered, 3);
+    let drops = p.add_channel_with_priority("drops", ChannelKind::ReliableUnordered, -1);
     let aim = p.add_channel("aim", ChannelKind::Sequenced);
-    p.add::<Aim>(aim, Direction::ClientToServer)
+    assert_eq!((chat, drops, aim), (CHAT, DROPS, AIM));
+    p.add::<Aim>(aim, Direction::Both)
         .add::<Notice>(Channel::RELIABLE, Direction::ServerToClient)
+        .add::<Whisper>(chat, Direction::Both)
+        .add::<Loot>(drops, Direction::Both)
         .add::<Chat>(Channel::RELIABLE, Direction::ClientToServer);
     p
+}
+
+/// The channel a selector names: one of the protocol's, or one past them.
+pub(crate) fn channel(sel: u8) -> Channel {
+    Channel(sel % CHANNEL_SELECTORS)
 }
 
 /// The token the client presents.
@@ -119,10 +155,19 @@ pub(crate) enum Op {
         id: u8,
         body: Vec<u8>,
     },
+    /// The peer opens a uni stream no selector names and writes a stream
+    /// header (any value: [`DROPS`] is the unordered channel) and one
+    /// frame, then finishes it if `finish`: a reliable-unordered message.
+    Fresh {
+        header: u8,
+        id: u8,
+        body: Vec<u8>,
+        finish: bool,
+    },
     /// `(count + 1) × 8` copies of one message, `gap × 0.5 ms` apart: kind
     /// 0 reliable frames, 1 single-message datagrams, 2 packed datagrams,
-    /// 3 snapshot chunks of rising seq, 4 reliable heartbeats, 5 datagram
-    /// heartbeats.
+    /// 3 sequenced datagrams (chunks of rising seq), 4 reliable heartbeats,
+    /// 5 datagram heartbeats, 6 unordered messages (a fresh stream each).
     Flood {
         kind: u8,
         count: u8,
@@ -143,18 +188,26 @@ pub(crate) enum Op {
     /// The application reads `n & 0x7f` events (0: all); unless bit 7 is
     /// set it then wakes the driver.
     Read(u8),
-    /// The application sends a message (channel byte mod 3).
+    /// The application sends a message (a channel selector, see
+    /// [`channel`]).
     Send { channel: u8, id: u8, body: Vec<u8> },
     /// The application sends `count % 8 + 1` snapshot datagrams of `len`
-    /// message bytes.
-    SendDatagrams { id: u8, count: u8, len: u16 },
+    /// message bytes on channel selector `channel + 2` (0: the snapshot
+    /// channel).
+    SendDatagrams {
+        channel: u8,
+        id: u8,
+        count: u8,
+        len: u16,
+    },
     /// The application flushes the packed unreliable messages.
     Flush,
     /// The application closes with a code (mod 10).
     Close(u8),
     /// The driver takes every datagram and close.
     DrainTransmits,
-    /// The driver takes up to `n` stream writes (0: all).
+    /// The driver takes up to `n` stream writes, then unordered messages
+    /// (0: all).
     DrainStreams(u8),
     /// The peer's handshake message on the control stream: a hello variant
     /// (server) or a reply variant (client).
@@ -176,17 +229,17 @@ pub(crate) fn stream_id(sel: u8, role: Role) -> StreamId {
     }
 }
 
-/// The id bytes a selector stands for: the heartbeat's 0, ids 1–7 and 300
+/// The id bytes a selector stands for: the heartbeat's 0, ids 1–9 and 300
 /// (registered), 99 (not), `u32::MAX`, 2³² (over `u32`), a non-canonical
 /// varint, or nothing.
 pub(crate) fn id_bytes(sel: u8) -> Vec<u8> {
-    match sel % 14 {
-        n @ 0..=7 => vec![n],
-        8 => vec![0xac, 0x02],
-        9 => vec![99],
-        10 => vec![0xff, 0xff, 0xff, 0xff, 0x0f],
-        11 => vec![0x80, 0x80, 0x80, 0x80, 0x10],
-        12 => vec![0x81, 0x00],
+    match sel % 16 {
+        n @ 0..=9 => vec![n],
+        10 => vec![0xac, 0x02],
+        11 => vec![99],
+        12 => vec![0xff, 0xff, 0xff, 0xff, 0x0f],
+        13 => vec![0x80, 0x80, 0x80, 0x80, 0x10],
+        14 => vec![0x81, 0x00],
         _ => Vec::new(),
     }
 }
@@ -326,7 +379,7 @@ impl Script {
 
 impl Op {
     fn decode(input: &mut Input<'_>) -> Self {
-        match input.u8() % 20 {
+        match input.u8() % 21 {
             0 => Self::Bytes {
                 stream: input.u8(),
                 data: input.short(),
@@ -375,6 +428,7 @@ impl Op {
                 body: input.long(),
             },
             14 => Self::SendDatagrams {
+                channel: input.u8(),
                 id: input.u8(),
                 count: input.u8(),
                 len: input.u16(),
@@ -383,7 +437,13 @@ impl Op {
             16 => Self::Close(input.u8()),
             17 => Self::DrainTransmits,
             18 => Self::DrainStreams(input.u8()),
-            _ => Self::Handshake(input.u8()),
+            19 => Self::Handshake(input.u8()),
+            _ => Self::Fresh {
+                header: input.u8(),
+                id: input.u8(),
+                finish: input.u8() & 1 != 0,
+                body: input.short(),
+            },
         }
     }
 
@@ -440,8 +500,13 @@ impl Op {
                 out.extend([13, *channel, *id]);
                 put_long(out, body);
             }
-            Self::SendDatagrams { id, count, len } => {
-                out.extend([14, *id, *count]);
+            Self::SendDatagrams {
+                channel,
+                id,
+                count,
+                len,
+            } => {
+                out.extend([14, *channel, *id, *count]);
                 out.extend(len.to_le_bytes());
             }
             Self::Flush => out.push(15),
@@ -449,6 +514,15 @@ impl Op {
             Self::DrainTransmits => out.push(17),
             Self::DrainStreams(n) => out.extend([18, *n]),
             Self::Handshake(b) => out.extend([19, *b]),
+            Self::Fresh {
+                header,
+                id,
+                body,
+                finish,
+            } => {
+                out.extend([20, *header, *id, u8::from(*finish)]);
+                put_short(out, body);
+            }
         }
     }
 }
