@@ -615,10 +615,13 @@ impl Session {
         self.close_at = None;
         self.heartbeat_at = None;
         self.auth = None;
-        // What is still queued will never go out.
+        // What is still queued will never go out: the streams, and the
+        // unreliable messages packed and not yet flushed (a flush after the
+        // close would otherwise queue a datagram behind `Transmit::Close`).
         self.out_streams.clear();
         self.unordered.clear();
         self.backlog = 0;
+        self.packer = UnreliablePacker::new();
         self.tap(|| Tap::Closed(reason.to_string()));
         self.closed = Some(reason.clone());
         if told {
