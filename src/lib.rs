@@ -123,7 +123,7 @@
 //!
 //! - `Reliable`: ordered, exactly once, one stream per direction.
 //! - `Unreliable`: datagrams, at most once, small messages packed together.
-//! - `Snapshot`: datagrams, newest wins; [`quic::Server::send_snapshot`] splits
+//! - `Snapshot`: datagrams, newest wins; [`proto::ServerCore::send_snapshot`] splits
 //!   a large snapshot into independently decodable chunks, each encoded once
 //!   and shared by every client.
 //!

@@ -109,7 +109,7 @@ pub trait AppZaoExt {
     /// Registers snapshot type `T` on [`Channel::Snapshot`], server to
     /// clients (the only direction the transport sends snapshots). The
     /// server writes `ToClients<T>` like any message; each is split into
-    /// datagram-sized chunks with [`Server::send_snapshot`](crate::quic::Server::send_snapshot),
+    /// datagram-sized chunks with [`ServerCore::send_snapshot`](crate::proto::ServerCore::send_snapshot),
     /// every chunk encoded once for all targets. Clients read one
     /// `FromServer<T>` per chunk, each a whole `T` holding some of the items;
     /// an older snapshot arriving after a newer one is dropped.

@@ -5,8 +5,7 @@
 //! connection; every protocol decision is the session's. Their methods never
 //! block on the network: poll events once per tick, send messages, then
 //! flush what was packed. `Server` and `Client` dereference to
-//! [`ServerCore`](crate::proto::ServerCore) and
-//! [`ClientCore`](crate::proto::ClientCore), the same API the simulated
+//! [`ServerCore`] and [`ClientCore`], the same API the simulated
 //! network (`zao::sim`) gives.
 
 mod cert;
@@ -25,7 +24,10 @@ pub use config::{ClientConfig, ServerConfig};
 pub use error::StartError;
 pub use server::Server;
 
+// What the simulated network builds its endpoints and reasons from.
+#[cfg(feature = "sim")]
 pub(crate) use error::disconnect_reason;
+#[cfg(feature = "sim")]
 pub(crate) use tls::{apply_limits, client_config, server_crypto};
 
 /// What the transport's events and errors carry, re-exported for one `use`.
