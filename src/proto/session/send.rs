@@ -9,11 +9,9 @@ use bytes::Bytes;
 
 use super::state::{OutStream, Session, State, StreamId, StreamWrite, Transmit};
 use crate::proto::{
-    Channel, ClientId, DATAGRAM_BUDGET, HEARTBEAT_ID, Outgoing, SendError, frame_header,
+    Channel, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, Outgoing, SendError, frame_header,
+    stream_header,
 };
-
-/// A heartbeat as a reliable frame: length 1, id 0, no body.
-const HEARTBEAT_FRAME: [u8; 2] = [0x01, HEARTBEAT_ID as u8];
 
 impl Session {
     /// Queues `message` on `channel` ([`Channel::Reliable`] or
@@ -147,7 +145,7 @@ impl Session {
     /// Client side: sends a heartbeat if nothing went out since the last
     /// check, and schedules the next check.
     pub(super) fn heartbeat(&mut self, now: Instant) {
-        let Some(silence) = self.config.limits.silence_timeout else {
+        let Some(every) = self.config.limits.heartbeat_interval() else {
             self.heartbeat_at = None;
             return;
         };
@@ -157,7 +155,7 @@ impl Session {
             self.push_stream(stream, Bytes::from_static(&HEARTBEAT_FRAME), true);
         }
         self.sent_since_beat = false;
-        self.heartbeat_at = Some(now + silence / 4);
+        self.heartbeat_at = Some(now + every);
     }
 
     fn check_send(&self, id: u32, channel: Channel) -> Result<(), SendError> {
@@ -178,7 +176,6 @@ impl Session {
     /// The stream of a reliable channel, opened (its header queued) on
     /// first use.
     fn reliable_stream(&mut self, channel: Channel) -> usize {
-        let header = channel as u64;
         if let Some(i) = self
             .out_streams
             .iter()
@@ -188,7 +185,7 @@ impl Session {
         }
         let id = StreamId::uni(self.role, self.opened_uni);
         self.opened_uni += 1;
-        let (bytes, n) = frame_header(header as usize);
+        let (bytes, n) = stream_header(channel);
         self.out_streams.push(OutStream {
             id,
             queue: VecDeque::new(),
