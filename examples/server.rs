@@ -55,12 +55,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     // A newcomer gets its avatar and an inventory, reliably.
                     server.send(
                         Target::One(client),
-                        Channel::Reliable,
+                        Channel::RELIABLE,
                         &samples::spawn_entity(),
                     )?;
                     server.send(
                         Target::One(client),
-                        Channel::Reliable,
+                        Channel::RELIABLE,
                         &samples::inventory(16),
                     )?;
                 }
@@ -98,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         server.send(
             Target::All,
-            Channel::Unreliable,
+            Channel::UNRELIABLE,
             &PlayerMoved {
                 entity: n,
                 ..samples::player_moved()

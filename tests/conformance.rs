@@ -62,13 +62,8 @@ fn hex(bytes: &[u8]) -> String {
 /// token, as the control-stream frame (§12.2, §12.5).
 fn hello_frame() -> Vec<u8> {
     let protocol = zao_messages::protocol();
-    let hello = Hello {
-        magic: PROTOCOL_MAGIC,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        protocol_hash: protocol.hash(),
-        messages: protocol.entries().to_vec(),
-        token: None,
-    };
+    let hello = Hello::new(&protocol, None);
+    assert_eq!(hello.magic, PROTOCOL_MAGIC);
     let body = hello.to_vec();
     let (len, n) = frame_header(body.len());
     let mut frame = len[..n].to_vec();
@@ -83,10 +78,11 @@ fn fingerprints_names_and_the_protocol_hash_are_published() {
         "| id | `NAME` | fingerprint | channel | direction |\n|---|---|---|---|---|\n",
     );
     for e in protocol.entries() {
+        let channel = protocol.channel(e.channel).unwrap();
         writeln!(
             table,
-            "| {} | `{}` | `{:#018x}` | {:?} | {:?} |",
-            e.id, e.name, e.fingerprint, e.channel, e.direction
+            "| {} | `{}` | `{:#018x}` | {} `{}` | {:?} |",
+            e.id, e.name, e.fingerprint, e.channel.0, channel.name, e.direction
         )
         .unwrap();
     }
@@ -152,15 +148,17 @@ fn the_hello_frame_is_published() {
         line(&e.id.to_le_bytes(), &format!("  id {}", e.id));
         line(&e.name.to_vec(), &format!("  name \"{}\"", e.name));
         line(&e.fingerprint.to_le_bytes(), "  fingerprint");
+        let channel = protocol.channel(e.channel).unwrap();
         line(
-            &(e.channel as u8).to_le_bytes(),
-            &format!("  {:?}", e.channel),
+            &e.channel.0.to_le_bytes(),
+            &format!("  channel {} ({})", e.channel.0, channel.name),
         );
         line(
             &(e.direction as u8).to_le_bytes(),
             &format!("  {:?}", e.direction),
         );
     }
+    line(&[0], "0 channels beyond the three defaults");
     line(&[0], "token None");
     block.push_str("```\n");
     // The annotation covers every byte, in order.

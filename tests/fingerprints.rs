@@ -140,13 +140,13 @@ const PINNED: &[(&str, u64)] = &[
     ("ItemStack", 0x5414091bf0cee15a),
     ("Stance", 0x1011ba2a67277b93),
     ("Buttons", 0xa017b38d1955be44),
-    ("Hello", 0xac70967a4cb61ebb),
+    ("Hello", 0xb3cf59b18f6826ed),
     // RefuseReason gained DatagramsTooSmall, AlreadyConnected and
     // AuthUnavailable (the session refactor): these two changed on purpose.
     ("HelloReply", 0xe574e75fc62f86d2),
     ("RefuseReason", 0x7af29b6bdbfc1b05),
-    ("ProtocolEntry", 0xf1f484c49b4e3571),
-    ("Channel", 0x95b98149ea2e99d6),
+    ("ProtocolEntry", 0xe74a377000e117dd),
+    ("Channel", 0x6a3e7ea82007cc94),
     ("Direction", 0x09e4068676d2feb8),
     ("Node", 0x77ac2b07b39ccfe1),
     ("Linked", 0xd48f8fd88b649298),

@@ -112,7 +112,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
     for (i, (_, bytes)) in messages.iter().enumerate() {
         let flow = [Flow::ClientToServer, Flow::ServerToClient][i % 2];
         let at = start + Duration::from_millis(i as u64);
-        w.message(at, 1, flow, Channel::Reliable, bytes).unwrap();
+        w.message(at, 1, flow, Channel::RELIABLE, bytes).unwrap();
     }
     w.disconnected(start, 1, "bye").unwrap();
     out.push(("seed-capture".into(), with(3, &w.into_inner().unwrap())));

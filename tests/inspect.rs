@@ -177,12 +177,12 @@ struct Tolerant {
 
 fn zoo() -> Protocol {
     let mut p = zao_messages::protocol();
-    p.add::<Everything>(Channel::Reliable, Direction::Both)
-        .add::<Versioned>(Channel::Reliable, Direction::Both)
-        .add::<Position>(Channel::Unreliable, Direction::Both)
-        .add::<Command>(Channel::Reliable, Direction::Both)
-        .add::<Ping>(Channel::Reliable, Direction::Both)
-        .add::<Tolerant>(Channel::Reliable, Direction::Both);
+    p.add::<Everything>(Channel::RELIABLE, Direction::Both)
+        .add::<Versioned>(Channel::RELIABLE, Direction::Both)
+        .add::<Position>(Channel::UNRELIABLE, Direction::Both)
+        .add::<Command>(Channel::RELIABLE, Direction::Both)
+        .add::<Ping>(Channel::RELIABLE, Direction::Both)
+        .add::<Tolerant>(Channel::RELIABLE, Direction::Both);
     p
 }
 
@@ -819,8 +819,12 @@ fn protocol_json_reads_back_and_refuses_contradictions() {
     assert_eq!(err.kind, JsonErrorKind::FingerprintMismatch(1));
     let rehashed = json.replacen("\"hash\": \"0x", "\"hash\": \"0x1", 1);
     assert!(ProtocolSchema::from_json(&rehashed).is_err());
-    let err =
-        ProtocolSchema::from_json(&json.replacen("\"Unreliable\"", "\"Reliable\"", 1)).unwrap_err();
+    let err = ProtocolSchema::from_json(&json.replacen(
+        "\"channel\": \"unreliable\"",
+        "\"channel\": \"reliable\"",
+        1,
+    ))
+    .unwrap_err();
     assert_eq!(err.kind, JsonErrorKind::HashMismatch);
     let deep = "[".repeat(10_000);
     assert_eq!(
@@ -853,7 +857,7 @@ fn a_capture_reads_back_record_for_record() {
         } else {
             Flow::ServerToClient
         };
-        let channel = [Channel::Reliable, Channel::Unreliable, Channel::Snapshot][i % 3];
+        let channel = [Channel::RELIABLE, Channel::UNRELIABLE, Channel::SNAPSHOT][i % 3];
         let at = start + Duration::from_micros(1_000 * i as u64 + 7);
         writer
             .message(at, 1 + (i % 3) as u64, flow, channel, m)
@@ -898,7 +902,7 @@ fn a_capture_reads_back_record_for_record() {
             panic!("record {i} is not a message");
         };
         assert_eq!(flow == Flow::ClientToServer, i % 2 == 0);
-        assert_eq!(channel as usize, i % 3);
+        assert_eq!(usize::from(channel.0), i % 3);
         assert_eq!(framed, m.as_slice());
         inspector.to_text(framed).unwrap();
     }
@@ -937,7 +941,7 @@ fn a_capture_reads_back_record_for_record() {
             Instant::now(),
             0,
             Flow::ClientToServer,
-            Channel::Reliable,
+            Channel::RELIABLE,
             &messages[0],
         )
         .unwrap();

@@ -154,11 +154,11 @@ fn s2_a_wrong_protocol_or_token_is_refused_with_a_reason_both_sides_read() {
     // Another protocol: SpawnEntity on another channel.
     let mut other = Protocol::new();
     other
-        .add::<PlayerMoved>(Channel::Unreliable, zao::proto::Direction::Both)
-        .add::<PlayerInput>(Channel::Unreliable, zao::proto::Direction::ClientToServer)
-        .add::<SpawnEntity>(Channel::Unreliable, zao::proto::Direction::Both)
-        .add::<WorldSnapshot>(Channel::Snapshot, zao::proto::Direction::ServerToClient)
-        .add::<zao_messages::Inventory>(Channel::Reliable, zao::proto::Direction::Both);
+        .add::<PlayerMoved>(Channel::UNRELIABLE, zao::proto::Direction::Both)
+        .add::<PlayerInput>(Channel::UNRELIABLE, zao::proto::Direction::ClientToServer)
+        .add::<SpawnEntity>(Channel::UNRELIABLE, zao::proto::Direction::Both)
+        .add::<WorldSnapshot>(Channel::SNAPSHOT, zao::proto::Direction::ServerToClient)
+        .add::<zao_messages::Inventory>(Channel::RELIABLE, zao::proto::Direction::Both);
     let mut wrong = sim.connect(SimClientConfig::new(other)).unwrap();
     let mut bad_token = client(&mut sim, Some(b"guess"));
     let good = client(&mut sim, Some(b"secret"));
@@ -325,13 +325,13 @@ fn s6_an_unreliable_flood_is_cut_to_the_rate_then_disconnected() {
     for tick in 0..1000u32 {
         if flooder.is_connected() {
             for _ in 0..10 {
-                let _ = flooder.send(Channel::Unreliable, &samples::player_input());
+                let _ = flooder.send(Channel::UNRELIABLE, &samples::player_input());
             }
             flooder.flush();
         }
         if tick % 3 == 0 {
             legit
-                .send(Channel::Unreliable, &samples::player_input())
+                .send(Channel::UNRELIABLE, &samples::player_input())
                 .unwrap();
             legit.flush();
         }
@@ -388,7 +388,7 @@ fn s13_a_reliable_flood_closes_the_connection_and_no_reliable_message_is_dropped
                 entity: next,
                 ..samples::spawn_entity()
             };
-            if flooder.send(Channel::Reliable, &spawn).is_ok() {
+            if flooder.send(Channel::RELIABLE, &spawn).is_ok() {
                 next += 1;
             }
         }
@@ -482,7 +482,7 @@ fn s8_a_connection_flood_from_one_address_stays_bounded_and_a_legit_client_conne
 }
 
 fn transport(configure: impl FnOnce(&mut TransportConfig)) -> RawPeerConfig {
-    let mut t = Limits::default().transport_config();
+    let mut t = Limits::default().transport_config(&Protocol::new());
     configure(&mut t);
     let mut config = RawPeerConfig::new();
     config.transport = Arc::new(t);
@@ -560,7 +560,7 @@ fn broadcast_to_a_normal_client(with_tiny_peer: bool) -> (Vec<u32>, usize, Optio
             entity: tick,
             ..samples::spawn_entity()
         };
-        server.send(Target::All, Channel::Reliable, &spawn).unwrap();
+        server.send(Target::All, Channel::RELIABLE, &spawn).unwrap();
         sim.run_for(Duration::from_millis(33));
         for e in client_events(&mut normal) {
             if let ClientEvent::Message { message, .. } = e {
@@ -806,7 +806,7 @@ fn a_client_too_slow_for_a_reliable_broadcast_is_closed_with_code_5_and_others_g
     let mut got = 0;
     for _ in 0..200 {
         // 17 KB a tick to everyone.
-        server.send(Target::All, Channel::Reliable, &big).unwrap();
+        server.send(Target::All, Channel::RELIABLE, &big).unwrap();
         sim.run_for(Duration::from_millis(16));
         got += client_events(&mut fast)
             .iter()
@@ -858,14 +858,14 @@ fn a_full_inbound_queue_holds_reliable_messages_back_and_drops_datagrams_counted
                 owner: sent,
                 ..samples::inventory(128)
             };
-            match sender.send(Channel::Reliable, &inventory) {
+            match sender.send(Channel::RELIABLE, &inventory) {
                 Ok(()) => sent += 1,
                 Err(SendError::QueueFull(_)) => refused += 1,
                 Err(e) => panic!("{e}"),
             }
         }
         sender
-            .send(Channel::Unreliable, &samples::player_input())
+            .send(Channel::UNRELIABLE, &samples::player_input())
             .unwrap();
         sender.flush();
         sim.run_for(STEP);
@@ -893,6 +893,51 @@ fn a_full_inbound_queue_holds_reliable_messages_back_and_drops_datagrams_counted
     }
     assert_eq!(entities, (0..sent).collect::<Vec<_>>());
     assert!(sender.is_connected());
+}
+
+/// Messages already received but held back by a full inbound queue are
+/// delivered as soon as the application makes room, not at the session's
+/// next timer (up to a second later).
+#[test]
+fn held_back_messages_follow_as_soon_as_the_application_makes_room() {
+    let mut limits = Limits::default();
+    limits.inbound_queue = 1024;
+    let (mut sim, mut server) = sim_with(limits);
+    let mut sender = client(&mut sim, None);
+    sim.run_for(Duration::from_millis(300));
+    events(&mut server);
+    // 60 spawns of about 50 bytes: all in the server's hands within a few
+    // packets, far more than the 1 KiB queue takes.
+    for entity in 0..60 {
+        sender
+            .send(
+                Channel::RELIABLE,
+                &SpawnEntity {
+                    entity,
+                    ..samples::spawn_entity()
+                },
+            )
+            .unwrap();
+    }
+    sim.run_for(Duration::from_millis(200));
+    // The application polls every 10 ms from now on.
+    let start = sim.elapsed();
+    let mut got = Vec::new();
+    while got.len() < 60 && sim.elapsed() - start < Duration::from_secs(5) {
+        for e in events(&mut server) {
+            if let ServerEvent::Message { message, .. } = e {
+                got.push(message.decode::<SpawnEntity>().unwrap().entity);
+            }
+        }
+        sim.run_for(STEP);
+    }
+    let took = sim.elapsed() - start;
+    assert_eq!(got, (0..60).collect::<Vec<_>>());
+    // A poll takes about 20 messages; three polls, and a step each.
+    assert!(
+        took <= Duration::from_millis(100),
+        "held-back messages waited {took:?}"
+    );
 }
 
 #[test]

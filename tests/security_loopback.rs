@@ -84,8 +84,8 @@ fn s2_over_loopback_a_wrong_protocol_is_refused_with_the_message_named() {
     let mut server = server_with(Limits::default(), None);
     let mut other = Protocol::new();
     other
-        .add::<PlayerMoved>(Channel::Unreliable, Direction::Both)
-        .add::<SpawnEntity>(Channel::Unreliable, Direction::Both);
+        .add::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
+        .add::<SpawnEntity>(Channel::UNRELIABLE, Direction::Both);
     let mut config = client_config(&server);
     config.protocol = other;
     let client = Client::connect(config).unwrap();

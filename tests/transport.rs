@@ -37,7 +37,7 @@ fn every_channel_delivers_on_a_clean_link() {
     for i in 0..200u32 {
         let mut spawn = samples::spawn_entity();
         spawn.entity = i;
-        server.send(Target::All, Channel::Reliable, &spawn).unwrap();
+        server.send(Target::All, Channel::RELIABLE, &spawn).unwrap();
     }
     for i in 0..20u32 {
         let moved = PlayerMoved {
@@ -45,7 +45,7 @@ fn every_channel_delivers_on_a_clean_link() {
             ..samples::player_moved()
         };
         server
-            .send(Target::One(id_a), Channel::Unreliable, &moved)
+            .send(Target::One(id_a), Channel::UNRELIABLE, &moved)
             .unwrap();
     }
     let snapshot = samples::world_snapshot(1024);
@@ -65,10 +65,10 @@ fn every_channel_delivers_on_a_clean_link() {
     server.flush();
 
     // Clients to server.
-    a.send(Channel::Unreliable, &samples::player_input())
+    a.send(Channel::UNRELIABLE, &samples::player_input())
         .unwrap();
-    a.send(Channel::Reliable, &samples::inventory(128)).unwrap();
-    b.send(Channel::Reliable, &samples::spawn_entity()).unwrap();
+    a.send(Channel::RELIABLE, &samples::inventory(128)).unwrap();
+    b.send(Channel::RELIABLE, &samples::spawn_entity()).unwrap();
     a.flush();
 
     for (client, is_a) in [(&mut a, true), (&mut b, false)] {
@@ -86,9 +86,9 @@ fn every_channel_delivers_on_a_clean_link() {
             match client.poll_event() {
                 Some(ClientEvent::Message { channel, message }) => {
                     match (channel, GameMessage::decode(message.message()).unwrap()) {
-                        (Channel::Reliable, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
-                        (Channel::Unreliable, GameMessage::PlayerMoved(_)) => unreliable += 1,
-                        (Channel::Snapshot, GameMessage::WorldSnapshot(s)) => {
+                        (Channel::RELIABLE, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
+                        (Channel::UNRELIABLE, GameMessage::PlayerMoved(_)) => unreliable += 1,
+                        (Channel::SNAPSHOT, GameMessage::WorldSnapshot(s)) => {
                             let set = players.entry(s.tick).or_default();
                             for p in s.players {
                                 assert!(
@@ -140,9 +140,9 @@ fn every_channel_delivers_on_a_clean_link() {
     }
     got.sort();
     let mut want = vec![
-        (id_a, Channel::Unreliable, PlayerInput::ID),
-        (id_a, Channel::Reliable, Inventory::ID),
-        (id_b, Channel::Reliable, SpawnEntity::ID),
+        (id_a, Channel::UNRELIABLE, PlayerInput::ID),
+        (id_a, Channel::RELIABLE, Inventory::ID),
+        (id_b, Channel::RELIABLE, SpawnEntity::ID),
     ];
     want.sort();
     assert_eq!(got, want);
@@ -209,7 +209,7 @@ fn a_full_reliable_backlog_is_a_back_pressure_error() {
     let big = samples::inventory(2000); // 26 kB
     let mut full = None;
     for i in 0..10_000 {
-        match server.send(Target::One(id), Channel::Reliable, &big) {
+        match server.send(Target::One(id), Channel::RELIABLE, &big) {
             Ok(()) => {}
             Err(e) => {
                 full = Some((i, e));
@@ -222,11 +222,11 @@ fn a_full_reliable_backlog_is_a_back_pressure_error() {
     assert!(sent >= 2, "{sent} sent before the queue filled");
     // Not registered for the server to send: refused up front.
     assert_eq!(
-        server.send(Target::All, Channel::Unreliable, &samples::player_input()),
+        server.send(Target::All, Channel::UNRELIABLE, &samples::player_input()),
         Err(SendError::NotRegistered(PlayerInput::ID))
     );
     assert_eq!(
-        server.send(Target::All, Channel::Reliable, &samples::player_moved()),
+        server.send(Target::All, Channel::RELIABLE, &samples::player_moved()),
         Err(SendError::NotRegistered(PlayerMoved::ID))
     );
 }

@@ -15,7 +15,7 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use zao::proto::{
-    Channel, Direction, Hello, HelloReply, PROTOCOL_MAGIC, Protocol, ProtocolEntry, RefuseReason,
+    Channel, ChannelDef, ChannelKind, Direction, Hello, HelloReply, PROTOCOL_MAGIC, Protocol, ProtocolEntry, RefuseReason,
     check_hello, versions_compatible,
 };
 use zao::{Decode, Encode};
@@ -92,11 +92,28 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
         1 => Protocol::from_entries(messages.clone()).hash(),
         _ => u.arbitrary()?,
     };
+    // The channels a client declares beyond the defaults: usually none (the
+    // reference protocol declares none), sometimes some of any kind.
+    let mut channels = Vec::new();
+    for _ in 0..u.int_in_range(0..=3)? {
+        channels.push(ChannelDef {
+            name: u.arbitrary()?,
+            kind: *u.choose(&[
+                ChannelKind::ReliableOrdered,
+                ChannelKind::ReliableUnordered,
+                ChannelKind::Unreliable,
+                ChannelKind::Sequenced,
+                ChannelKind::Snapshot,
+            ])?,
+            priority: u.arbitrary()?,
+        });
+    }
     let hello = Hello {
         magic,
         version,
         protocol_hash,
         messages,
+        channels,
         token: u.arbitrary()?,
     };
     let bytes = hello.to_vec();
@@ -117,7 +134,9 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
 /// `check_hello` accepts exactly a hello with the magic, a compatible
 /// version and the server's protocol, and names a protocol difference.
 fn check(hello: &Hello, protocol: &Protocol) {
-    let theirs = Protocol::from_entries(hello.messages.clone());
+    let mut channels = Protocol::new().channels().to_vec();
+    channels.extend(hello.channels.iter().cloned());
+    let theirs = Protocol::from_parts(channels, hello.messages.clone());
     let matches = hello.magic == PROTOCOL_MAGIC
         && versions_compatible(&hello.version, SERVER_VERSION)
         && hello.protocol_hash == protocol.hash()
@@ -134,7 +153,9 @@ fn check(hello: &Hello, protocol: &Protocol) {
 }
 
 fn channel(u: &mut Unstructured<'_>) -> arbitrary::Result<Channel> {
-    Ok(*u.choose(&[Channel::Reliable, Channel::Unreliable, Channel::Snapshot])?)
+    // The defaults, and now and then a declared channel's index (or one
+    // no table has).
+    Ok(Channel(u.int_in_range(0..=5)?))
 }
 
 fn direction(u: &mut Unstructured<'_>) -> arbitrary::Result<Direction> {

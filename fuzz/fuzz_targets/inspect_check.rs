@@ -66,7 +66,7 @@ pub(crate) struct Zoo {
 /// The protocol the fuzzer reads against.
 pub(crate) fn protocol() -> Protocol {
     let mut p = zao_messages::protocol();
-    p.add::<Zoo>(Channel::Reliable, Direction::Both);
+    p.add::<Zoo>(Channel::RELIABLE, Direction::Both);
     p
 }
 

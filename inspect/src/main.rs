@@ -299,7 +299,12 @@ fn capture(
                     .and_then(|(id, _)| inspector.message(id))
                     .map_or("?", |m| m.name.as_str());
                 *counts.entry(name.to_owned()).or_default() += 1;
-                let head = format!("[{time:12.6}] {arrow:<20} {:<10} ", format!("{channel:?}"));
+                let channel = inspector
+                    .schema()
+                    .channels()
+                    .get(usize::from(channel.0))
+                    .map_or_else(|| format!("channel {}", channel.0), |c| c.name.clone());
+                let head = format!("[{time:12.6}] {arrow:<20} {channel:<10} ");
                 if o.annotate {
                     writeln!(out, "{head}{name}").map_err(io)?;
                     ok &= show(o, &inspector, framed, "    ", out)?;

@@ -53,19 +53,19 @@ fn write_capture() -> PathBuf {
     let moved = framed(&samples::player_moved());
     let spawn = framed(&samples::spawn_entity());
     let snapshot = framed(&samples::world_snapshot(2));
-    w.message(at(10), 1, Flow::ClientToServer, Channel::Unreliable, &moved)
+    w.message(at(10), 1, Flow::ClientToServer, Channel::UNRELIABLE, &moved)
         .unwrap();
-    w.message(at(11), 1, Flow::ServerToClient, Channel::Reliable, &spawn)
+    w.message(at(11), 1, Flow::ServerToClient, Channel::RELIABLE, &spawn)
         .unwrap();
     w.message(
         at(12),
         2,
         Flow::ServerToClient,
-        Channel::Snapshot,
+        Channel::SNAPSHOT,
         &snapshot,
     )
     .unwrap();
-    w.message(at(13), 2, Flow::ClientToServer, Channel::Reliable, &[0x00])
+    w.message(at(13), 2, Flow::ClientToServer, Channel::RELIABLE, &[0x00])
         .unwrap();
     w.disconnected(at(20), 2, "client closed").unwrap();
     let path = std::env::temp_dir().join(format!("zao-inspect-cli-{}.zcap", std::process::id()));
@@ -83,12 +83,12 @@ fn reads_a_capture_with_filters() {
         "capture recorded by the server, zao 0.1.0, started 2023-11-14 22:13:20.000000 UTC, \
          protocol 0x9b15f24c75626a0f (5 messages)",
         "[    0.001000] client 1 connected from 127.0.0.1:5001",
-        "[    0.010000] client 1 → server    Unreliable PlayerMoved { entity: 7, position: (1.5, -2.0, 3.25) }",
-        "[    0.011000] server → client 1    Reliable   SpawnEntity { entity: 42, prefab: 3, \
+        "[    0.010000] client 1 → server    unreliable PlayerMoved { entity: 7, position: (1.5, -2.0, 3.25) }",
+        "[    0.011000] server → client 1    reliable   SpawnEntity { entity: 42, prefab: 3, \
          position: (10.0, 0.0, -4.0), rotation: (0.0, 0.0, 0.0, 1.0), name: \"Goblin\" }",
-        "[    0.012000] server → client 2    Snapshot   WorldSnapshot { tick: 500, players: \
+        "[    0.012000] server → client 2    snapshot   WorldSnapshot { tick: 500, players: \
          [{ entity: 100, position: (0.0, 0.5, -0.0) }, { entity: 101, position: (1.0, 0.5, -1.0) }] }",
-        "[    0.013000] client 2 → server    Reliable   Heartbeat",
+        "[    0.013000] client 2 → server    reliable   Heartbeat",
         "[    0.020000] client 2 disconnected: client closed",
         "7 records shown; messages: 1 Heartbeat, 1 PlayerMoved, 1 SpawnEntity, 1 WorldSnapshot",
     ];

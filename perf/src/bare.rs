@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
+use zao::proto::Protocol;
 use zao::quic::quinn::{self, Connection, Endpoint, EndpointConfig, VarInt};
 use zao::quic::{CertHash, Certificate, Limits, StartError};
 
@@ -26,15 +27,20 @@ pub struct BareServer {
 
 impl BareServer {
     /// Starts on a loopback port with a fresh development certificate,
-    /// zao's QUIC settings for `limits`, and a runtime of `workers` threads
+    /// zao's QUIC settings for `limits` and `protocol`'s channels, and a runtime of `workers` threads
     /// named `thread_name` (so a tool can tell their CPU time apart).
     ///
     /// # Errors
     /// [`StartError`] if the certificate, the TLS setup, the runtime or the
     /// socket fails.
-    pub fn start(limits: &Limits, workers: usize, thread_name: &str) -> Result<Self, StartError> {
+    pub fn start(
+        limits: &Limits,
+        protocol: &Protocol,
+        workers: usize,
+        thread_name: &str,
+    ) -> Result<Self, StartError> {
         let certificate = Certificate::self_signed(&["localhost"])?;
-        let config = certificate.quinn_server_config(limits)?;
+        let config = certificate.quinn_server_config(limits, protocol)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers.max(1))
             .thread_name(thread_name)

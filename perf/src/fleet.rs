@@ -324,7 +324,7 @@ async fn heartbeat(conn: Connection, every: Duration) {
                 let Ok(mut send) = conn.open_uni().await else {
                     return;
                 };
-                let (header, n) = stream_header(Channel::Reliable);
+                let (header, n) = stream_header(Channel::RELIABLE);
                 if send
                     .write_all(header.get(..n).unwrap_or_default())
                     .await

@@ -135,7 +135,7 @@ fn both_fleets_count_every_chunk_they_are_sent() {
     fleet.close();
     zao.shutdown();
 
-    let mut bare = BareServer::start(&limits, 1, "bare-test").unwrap();
+    let mut bare = BareServer::start(&limits, &zao_messages::protocol(), 1, "bare-test").unwrap();
     let config = FleetConfig::bare(&bare, &limits, 8).unwrap();
     let fleet = Fleet::connect(&rt, CLIENTS, &config).unwrap();
     assert!(

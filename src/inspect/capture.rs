@@ -201,7 +201,7 @@ impl<W: Write> CaptureWriter<W> {
                     Flow::ClientToServer => 0u8,
                     Flow::ServerToClient => 1,
                 },
-                channel as u8,
+                channel.0,
                 framed,
             ),
             CaptureEvent::Connected { peer } => (1, 0, NO_CHANNEL, peer.as_bytes()),

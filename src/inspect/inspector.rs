@@ -28,7 +28,7 @@ use super::value::Value;
 /// struct Chat { from: u32, text: String }
 ///
 /// let mut protocol = Protocol::new();
-/// protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+/// protocol.add::<Chat>(Channel::RELIABLE, Direction::Both);
 /// let inspector = Inspector::from_protocol(&protocol);
 ///
 /// let mut bytes = [0u8; 16];
@@ -65,7 +65,7 @@ impl Inspector {
             id: 0,
             name: HEARTBEAT.to_owned(),
             fingerprint: 0,
-            channel: Channel::Reliable,
+            channel: Channel::RELIABLE,
             direction: Direction::Both,
             shape: Some(OwnedShape::Struct(OwnedStruct {
                 name: HEARTBEAT.to_owned(),

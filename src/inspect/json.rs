@@ -7,7 +7,7 @@ use core::fmt;
 use core::fmt::Write as _;
 
 use crate::Decode;
-use crate::proto::{Channel, Direction, Protocol};
+use crate::proto::{Channel, ChannelDef, ChannelKind, Direction, Protocol};
 use crate::wire::schema::{FieldStyle, Scalar, Schema, Shape};
 
 use super::schema::{MessageSchema, ProtocolSchema};
@@ -16,7 +16,7 @@ use super::shape::{OwnedEnum, OwnedField, OwnedFlags, OwnedShape, OwnedStruct, O
 /// The `"format"` of a protocol document.
 pub const PROTOCOL_JSON_FORMAT: &str = "zao-protocol";
 /// The `"version"` of the document layout this zao writes and reads.
-pub const PROTOCOL_JSON_VERSION: u64 = 1;
+pub const PROTOCOL_JSON_VERSION: u64 = 2;
 /// Deepest nesting of arrays and objects the reader follows.
 const MAX_NESTING: usize = 128;
 
@@ -101,7 +101,11 @@ impl ProtocolSchema {
                     ("fingerprint", hex(m.fingerprint)),
                     (
                         "channel",
-                        Json::Str(variant_name::<Channel>(m.channel as u32)),
+                        Json::Str(
+                            self.channels
+                                .get(usize::from(m.channel.0))
+                                .map_or_else(|| m.channel.0.to_string(), |c| c.name.clone()),
+                        ),
                     ),
                     (
                         "direction",
@@ -111,10 +115,25 @@ impl ProtocolSchema {
                 ])
             })
             .collect();
+        let channels = self
+            .channels
+            .iter()
+            .map(|c| {
+                Json::Obj(vec![
+                    ("name", Json::Str(c.name.clone())),
+                    (
+                        "kind",
+                        Json::Str(variant_name::<ChannelKind>(c.kind as u32)),
+                    ),
+                    ("priority", Json::Int(i64::from(c.priority))),
+                ])
+            })
+            .collect();
         let doc = Json::Obj(vec![
             ("format", Json::Str(PROTOCOL_JSON_FORMAT.to_owned())),
             ("version", Json::Num(PROTOCOL_JSON_VERSION)),
             ("hash", hex(self.hash())),
+            ("channels", Json::Arr(channels)),
             ("messages", Json::Arr(messages)),
         ]);
         let mut out = String::new();
@@ -137,6 +156,26 @@ impl ProtocolSchema {
             || version.u64("version")? != PROTOCOL_JSON_VERSION
         {
             return Err(format.error(JsonErrorKind::UnsupportedFormat));
+        }
+        let mut channels: Vec<ChannelDef> = Vec::new();
+        for c in doc.key("channels")?.arr("channels")? {
+            let name = c.key("name")?;
+            if channels
+                .iter()
+                .any(|o| o.name == name.str("name").unwrap_or_default())
+            {
+                return Err(name.error(JsonErrorKind::Invalid("channels")));
+            }
+            let priority = c.key("priority")?;
+            channels.push(ChannelDef {
+                name: name.str("name")?.to_owned(),
+                kind: c.key("kind")?.variant::<ChannelKind>("kind")?,
+                priority: i32::try_from(priority.i64("priority")?)
+                    .map_err(|_| priority.error(JsonErrorKind::Invalid("priority")))?,
+            });
+        }
+        if channels.len() > usize::from(u8::MAX) {
+            return Err(doc.error(JsonErrorKind::Invalid("channels")));
         }
         let mut messages: Vec<MessageSchema> = Vec::new();
         for m in doc.key("messages")?.arr("messages")? {
@@ -164,13 +203,18 @@ impl ProtocolSchema {
                 id: id_value,
                 name: m.key("name")?.str("name")?.to_owned(),
                 fingerprint,
-                channel: channel.variant::<Channel>("channel")?,
+                channel: channels
+                    .iter()
+                    .position(|c| c.name == channel.str("channel").unwrap_or_default())
+                    .and_then(|i| u8::try_from(i).ok())
+                    .map(Channel)
+                    .ok_or_else(|| channel.error(JsonErrorKind::Invalid("channel")))?,
                 direction: direction.variant::<Direction>("direction")?,
                 shape,
             });
         }
         messages.sort_by_key(|m| m.id);
-        let schema = Self { messages };
+        let schema = Self { channels, messages };
         let hash = doc.key("hash")?;
         if hash.hex("hash")? != schema.hash() {
             return Err(hash.error(JsonErrorKind::HashMismatch));
@@ -322,6 +366,7 @@ enum Json {
     Null,
     Bool(bool),
     Num(u64),
+    Int(i64),
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(&'static str, Json)>),
@@ -375,6 +420,9 @@ impl Json {
         match self {
             Self::Null => out.push_str("null"),
             Self::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Self::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
             Self::Num(n) => {
                 let _ = write!(out, "{n}");
             }
@@ -473,6 +521,15 @@ impl Node {
     }
 
     fn u64(&self, key: &'static str) -> Result<u64, JsonError> {
+        match &self.v {
+            Value::Num(n) => n
+                .parse()
+                .map_err(|_| self.error(JsonErrorKind::Invalid(key))),
+            _ => Err(self.error(JsonErrorKind::Invalid(key))),
+        }
+    }
+
+    fn i64(&self, key: &'static str) -> Result<i64, JsonError> {
         match &self.v {
             Value::Num(n) => n
                 .parse()

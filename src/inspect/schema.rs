@@ -1,7 +1,7 @@
 //! A protocol's messages with their shapes, from the Rust registrations or
 //! from the protocol's JSON.
 
-use crate::proto::{Channel, Direction, Protocol, ProtocolEntry};
+use crate::proto::{Channel, ChannelDef, Direction, Protocol, ProtocolEntry};
 
 use super::shape::OwnedShape;
 
@@ -10,10 +10,21 @@ use super::shape::OwnedShape;
 /// or read from the JSON that [`Protocol::to_json`] writes
 /// ([`from_json`](Self::from_json)), so a tool needs no Rust type to read
 /// the protocol's traffic.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtocolSchema {
+    /// The channel table (a message's `channel` is an index in it).
+    pub(crate) channels: Vec<ChannelDef>,
     /// Sorted by id, ids unique.
     pub(crate) messages: Vec<MessageSchema>,
+}
+
+impl Default for ProtocolSchema {
+    fn default() -> Self {
+        Self {
+            channels: Protocol::new().channels().to_vec(),
+            messages: Vec::new(),
+        }
+    }
 }
 
 /// One message type.
@@ -50,7 +61,16 @@ impl ProtocolSchema {
                 shape: protocol.shape(e.id).map(OwnedShape::from),
             })
             .collect();
-        Self { messages }
+        Self {
+            channels: protocol.channels().to_vec(),
+            messages,
+        }
+    }
+
+    /// The channels, in declaration order.
+    #[must_use]
+    pub fn channels(&self) -> &[ChannelDef] {
+        &self.channels
     }
 
     /// The messages, sorted by id.
@@ -75,7 +95,8 @@ impl ProtocolSchema {
     /// The entries a [`Protocol`] holds (no shapes).
     #[must_use]
     pub fn to_protocol(&self) -> Protocol {
-        Protocol::from_entries(
+        Protocol::from_parts(
+            self.channels.clone(),
             self.messages
                 .iter()
                 .map(|m| ProtocolEntry {

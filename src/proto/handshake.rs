@@ -7,7 +7,7 @@ use core::fmt;
 
 use crate::{Decode, Encode};
 
-use super::{Protocol, ProtocolEntry};
+use super::{ChannelDef, Protocol, ProtocolEntry};
 
 /// Message id 0 with an empty body is zao's heartbeat (docs/WIRE.md §12): a
 /// client sends it on its reliable stream when it has sent nothing else for
@@ -38,6 +38,8 @@ pub struct Hello {
     pub protocol_hash: u64,
     /// The registrations themselves, so a mismatch can be named.
     pub messages: Vec<ProtocolEntry>,
+    /// The channels the protocol declares beyond the three defaults.
+    pub channels: Vec<ChannelDef>,
     /// An authentication token for the server's callback.
     pub token: Option<Vec<u8>>,
 }
@@ -51,6 +53,11 @@ impl Hello {
             version: VERSION.to_owned(),
             protocol_hash: protocol.hash(),
             messages: protocol.entries().to_vec(),
+            channels: protocol
+                .channels()
+                .get(Protocol::DEFAULT_CHANNELS..)
+                .unwrap_or_default()
+                .to_vec(),
             token,
         }
     }
@@ -176,7 +183,9 @@ pub fn check_hello(hello: &Hello, protocol: &Protocol, version: &str) -> Result<
             client: hello.version.clone(),
         });
     }
-    let theirs = Protocol::from_entries(hello.messages.clone());
+    let mut channels = Protocol::new().channels().to_vec();
+    channels.extend(hello.channels.iter().cloned());
+    let theirs = Protocol::from_parts(channels, hello.messages.clone());
     if hello.protocol_hash != protocol.hash() || theirs.hash() != hello.protocol_hash {
         let detail = protocol
             .diff(&theirs)
@@ -205,29 +214,48 @@ mod tests {
 
     fn hello(protocol: &Protocol) -> Hello {
         Hello {
-            magic: PROTOCOL_MAGIC,
             version: "0.1.3".into(),
-            protocol_hash: protocol.hash(),
-            messages: protocol.entries().to_vec(),
-            token: Some(b"secret".to_vec()),
+            ..Hello::new(protocol, Some(b"secret".to_vec()))
         }
     }
 
     #[test]
     fn matching_hello_is_accepted_and_round_trips() {
         let mut p = Protocol::new();
-        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        p.add::<Ping>(Channel::RELIABLE, Direction::Both);
         let h = hello(&p);
         assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
         assert_eq!(Hello::decode(&h.to_vec()), Ok(h));
     }
 
     #[test]
+    fn declared_channels_travel_in_the_hello_and_count_in_the_hash() {
+        let mut p = Protocol::new();
+        let chat = p.add_channel("chat", crate::proto::ChannelKind::ReliableOrdered);
+        p.add::<Ping>(chat, Direction::Both);
+        let h = hello(&p);
+        assert_eq!(h.channels.len(), 1);
+        assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
+        // The same message on another declared channel of another kind.
+        let mut q = Protocol::new();
+        let chat = q.add_channel("chat", crate::proto::ChannelKind::ReliableUnordered);
+        q.add::<Ping>(chat, Direction::Both);
+        assert_ne!(p.hash(), q.hash());
+        let err = check_hello(&hello(&q), &p, "0.1.0").unwrap_err();
+        assert!(err.to_string().contains("chat"), "{err}");
+        // A protocol of the default channels hashes as before channels
+        // could be declared: only declared ones count.
+        let mut r = Protocol::new();
+        r.add::<Ping>(Channel::RELIABLE, Direction::Both);
+        assert_eq!(hello(&r).channels, Vec::new());
+    }
+
+    #[test]
     fn mismatches_are_refused_with_a_reason() {
         let mut p = Protocol::new();
-        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        p.add::<Ping>(Channel::RELIABLE, Direction::Both);
         let mut q = Protocol::new();
-        q.add::<PingWide>(Channel::Reliable, Direction::Both);
+        q.add::<PingWide>(Channel::RELIABLE, Direction::Both);
         let err = check_hello(&hello(&q), &p, "0.1.0").unwrap_err();
         assert!(err.to_string().contains("Ping"), "{err}");
         let err = check_hello(&hello(&p), &p, "0.2.0").unwrap_err();

@@ -58,6 +58,10 @@ pub struct Limits {
     pub max_message_size: usize,
     /// Largest datagram payload accepted; larger ones are dropped and counted.
     pub max_datagram_payload: usize,
+    /// Reliable-unordered messages a peer may have in flight toward this
+    /// side at once, each on a QUIC stream of its own; more wait for one to
+    /// arrive. Only protocols with a reliable-unordered channel use it.
+    pub max_unordered_streams: u32,
     /// Flow-control window of one stream, in bytes.
     pub stream_receive_window: u32,
     /// Flow-control window of the whole connection, in bytes.
@@ -103,6 +107,7 @@ impl Default for Limits {
             retry_threshold: 32,
             max_message_size: 256 * 1024,
             max_datagram_payload: 1452,
+            max_unordered_streams: 16,
             stream_receive_window: 512 * 1024,
             connection_receive_window: 1024 * 1024,
             send_window: 1024 * 1024,
@@ -170,6 +175,7 @@ impl Limits {
             ("max_pending_per_ip", self.max_pending_per_ip),
             ("max_message_size", self.max_message_size),
             ("max_datagram_payload", self.max_datagram_payload),
+            ("max_unordered_streams", self.max_unordered_streams as usize),
             ("datagram_receive_buffer", self.datagram_receive_buffer),
             ("datagram_send_buffer", self.datagram_send_buffer),
             ("reliable_backlog", self.reliable_backlog),
@@ -224,11 +230,12 @@ impl Limits {
 
     /// The most memory one connection can hold in zao's and QUIC's buffers:
     /// receive window, datagram buffers, send window, reliable backlog, the
-    /// inbound queue and one partly received message. Measured against real
-    /// connections in `tests/memory.rs`.
+    /// inbound queue and partly received messages (across all streams, a
+    /// receive window and one message of the largest size). Measured
+    /// against real connections in `tests/memory.rs`.
     #[must_use]
     pub fn worst_case_bytes_per_connection(&self) -> usize {
-        self.connection_receive_window as usize
+        2 * self.connection_receive_window as usize
             + self.datagram_receive_buffer
             + self.datagram_send_buffer
             + usize::try_from(self.send_window).unwrap_or(usize::MAX)

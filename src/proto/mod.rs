@@ -24,6 +24,8 @@ mod datagram;
 mod framing;
 mod handshake;
 mod limits;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod local;
 mod message;
 mod protocol;
 mod rate;
@@ -36,7 +38,7 @@ mod stats;
 pub use admission::{HandshakeStats, IncomingVerdict};
 pub use auth::{AuthCallback, AuthError, AuthFuture, AuthRequest, Identity};
 pub use cert_hash::{CertHash, ParseCertHashError};
-pub use channel::{Channel, Direction, Role};
+pub use channel::{Channel, ChannelDef, ChannelKind, Direction, Role};
 pub use client::{ClientCore, ClientEvent};
 pub use close::{ClientId, CloseCode, DisconnectReason, SendError, Side, TransportError};
 pub use datagram::{
@@ -50,11 +52,15 @@ pub use handshake::{
     check_hello, versions_compatible,
 };
 pub use limits::{DATAGRAM_BUDGET, DuplicateIdentity, Limits, LimitsError};
+pub use local::{LOCAL_ADDR, LocalLink};
 pub use message::{Outgoing, Received};
 pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};
 pub use server::{ServerCore, ServerEvent, Target};
-pub use session::{Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Transmit};
+pub use session::{
+    OutStream, Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Tap, Transmit,
+    UnorderedWrite,
+};
 pub use snapshot::{
     ChunkPlan, MAX_CHUNKS, SNAPSHOT_HEADER_MAX, Snapshot, SnapshotReceiver, SnapshotVerdict,
     encode_chunks, plan_chunks,

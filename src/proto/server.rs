@@ -15,7 +15,7 @@ use bytes::{Bytes, BytesMut};
 use super::admission::{Admission, IncomingVerdict};
 use super::cell::SessionCell;
 use super::{
-    AuthCallback, AuthError, AuthFuture, AuthRequest, Channel, ClientId, CloseCode,
+    AuthCallback, AuthError, AuthFuture, AuthRequest, Channel, ChannelKind, ClientId, CloseCode,
     ConnectionStats, DATAGRAM_BUDGET, DisconnectReason, Identity, Outgoing, Protocol, Received,
     RefuseReason, SendError, Session, SessionConfig, SessionEvent, Snapshot, SnapshotHeader,
     encode_chunks, snapshot_datagram, snapshot_datagram_len,
@@ -293,6 +293,10 @@ impl ServerCore {
         }
     }
 
+    pub(crate) fn shared(&self) -> &Arc<ServerShared> {
+        &self.shared
+    }
+
     /// The protocol this server speaks.
     #[must_use]
     pub fn protocol(&self) -> &Protocol {
@@ -425,15 +429,17 @@ impl ServerCore {
         Ok(())
     }
 
-    /// Encodes `msg` once and sends the same bytes to every target.
+    /// Encodes `msg` once and sends the same bytes to every target, as
+    /// `channel`'s kind delivers.
     ///
-    /// Reliable: a full backlog is [`SendError::QueueFull`] for a single
-    /// target; a client that cannot keep up with a broadcast is
-    /// disconnected ([`CloseCode::TooSlow`]: its reliable stream could no
-    /// longer be exactly-once). Unreliable and snapshot sends never fail for
-    /// a slow client: its oldest datagrams are dropped instead. On
-    /// [`Channel::Snapshot`] a message that is not split into chunks goes
-    /// out as one sequenced datagram (newest wins).
+    /// Reliable (ordered or unordered): a full backlog is
+    /// [`SendError::QueueFull`] for a single target; a client that cannot
+    /// keep up with a broadcast is disconnected ([`CloseCode::TooSlow`]: its
+    /// reliable channel could no longer be exactly-once). Datagram channels
+    /// never fail for a slow client: its oldest datagrams are dropped
+    /// instead. On a sequenced or snapshot channel the message goes out as
+    /// one sequenced datagram, built once for every target (latest wins);
+    /// [`send_snapshot`](Self::send_snapshot) splits a large snapshot.
     ///
     /// # Errors
     /// [`SendError`] as above, [`SendError::NotRegistered`] if the server
@@ -461,11 +467,11 @@ impl ServerCore {
         channel: Channel,
         message: &Outgoing,
     ) -> Result<(), SendError> {
-        self.check_registered(message.id(), channel)?;
+        let kind = self.check_registered(message.id(), channel)?;
         let single = matches!(target, Target::One(_));
         self.resolve(target)?;
-        match channel {
-            Channel::Reliable => {
+        match kind {
+            ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered => {
                 for cell in &self.targets {
                     let result = cell.lock().send(channel, message);
                     match result {
@@ -482,7 +488,7 @@ impl ServerCore {
                     }
                 }
             }
-            Channel::Unreliable => {
+            ChannelKind::Unreliable => {
                 let size = 1 + message.frame().len();
                 if size > DATAGRAM_BUDGET {
                     return Err(SendError::TooLarge {
@@ -503,7 +509,9 @@ impl ServerCore {
                     self.each_target(single, |s| s.send(channel, message))?;
                 }
             }
-            Channel::Snapshot => {
+            ChannelKind::Sequenced | ChannelKind::Snapshot => {
+                // One sequence number per message type for every client:
+                // the datagram is built once and shared.
                 let header = SnapshotHeader {
                     seq: next_seq(&mut self.seqs, message.id()),
                     chunk: 0,
@@ -549,7 +557,7 @@ impl ServerCore {
         Ok(())
     }
 
-    /// Sends a snapshot on [`Channel::Snapshot`], split into independently
+    /// Sends a snapshot on its snapshot channel, split into independently
     /// decodable chunks that each fit one datagram
     /// ([`encode_chunks`]). Each chunk is encoded once and shared by every
     /// target. Returns the number of chunks.
@@ -562,7 +570,11 @@ impl ServerCore {
         target: Target<'_>,
         msg: &M,
     ) -> Result<usize, SendError> {
-        self.check_registered(M::ID, Channel::Snapshot)?;
+        let channel = match self.protocol().kind_of(M::ID) {
+            Some((channel, ChannelKind::Snapshot)) => channel,
+            _ => return Err(SendError::NotRegistered(M::ID)),
+        };
+        self.check_registered(M::ID, channel)?;
         let single = matches!(target, Target::One(_));
         self.resolve(target)?;
         if self.targets.is_empty() {
@@ -581,9 +593,7 @@ impl ServerCore {
         // batch (chunk by chunk across clients measured 1.2-1.4x the bare
         // quinn floor at 64-256 clients x 1024 players).
         let chunks = core::mem::take(&mut self.chunks);
-        let result = self.each_target(single, |s| {
-            s.send_datagrams(M::ID, Channel::Snapshot, &chunks)
-        });
+        let result = self.each_target(single, |s| s.send_datagrams(M::ID, channel, &chunks));
         self.chunks = chunks;
         self.chunks.clear();
         result.map(|()| count)
@@ -604,13 +614,16 @@ impl ServerCore {
         }
     }
 
-    fn check_registered(&self, id: u32, channel: Channel) -> Result<(), SendError> {
-        self.shared
-            .config
-            .protocol
+    /// The one admission rule on the way out, and the channel's kind.
+    fn check_registered(&self, id: u32, channel: Channel) -> Result<ChannelKind, SendError> {
+        let protocol = &self.shared.config.protocol;
+        protocol
             .admits(id, channel, super::Role::Server)
-            .map(|_| ())
-            .map_err(|_| SendError::NotRegistered(id))
+            .map_err(|_| SendError::NotRegistered(id))?;
+        protocol
+            .channel(channel)
+            .map(|c| c.kind)
+            .ok_or(SendError::NotRegistered(id))
     }
 
     /// Closes every connection (the backend carries the closes out).

@@ -15,7 +15,7 @@ use super::{DATAGRAM_BUDGET, SnapshotHeader, snapshot_datagram};
 /// number, a chunk index and a chunk count (docs/WIRE.md §12.6).
 pub const SNAPSHOT_HEADER_MAX: usize = 1 + 10 + 5 + 5;
 
-/// A message that can travel on [`Channel::Snapshot`](super::Channel::Snapshot)
+/// A message that can travel on [`Channel::SNAPSHOT`](super::Channel::SNAPSHOT)
 /// split into parts: each part holds a range of the snapshot's items and is a
 /// whole, valid message of the same type, so losing one datagram loses only
 /// its items.

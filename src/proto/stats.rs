@@ -66,9 +66,11 @@ pub(crate) struct Counters {
 pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
 impl Counters {
-    /// Takes the driver's latest path figures.
-    pub(crate) fn set_path(&mut self, path: PathStats) {
+    /// Takes the driver's latest path figures, and a sample if one is due:
+    /// rates come only from fresh figures.
+    pub(crate) fn set_path(&mut self, now: Instant, path: PathStats) {
         self.path = path;
+        self.sample_if_due(now);
     }
 
     /// The current figures, rates from the last sample.
@@ -102,7 +104,7 @@ impl Counters {
     }
 
     /// Takes a sample if one is due.
-    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+    fn sample_if_due(&mut self, now: Instant) {
         let Some((at, last)) = self.sample else {
             return;
         };

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig};
 
-use super::driver::{Owner, drive};
+use super::driver::{Capture, Owner, drive};
 use super::error::connect_error;
 use super::server::stop_endpoint;
 use super::tls::{Pinned, client_config, connect_failure};
@@ -61,7 +61,8 @@ impl Client {
             .thread_name("zao-client")
             .enable_all()
             .build()?;
-        let (quinn_config, pinned) = client_config(&config.trust, &config.limits)?;
+        let (quinn_config, pinned) =
+            client_config(&config.trust, &config.limits, &config.protocol)?;
         let _guard = runtime.enter();
         let server = config.server;
         let bind: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {
@@ -82,10 +83,18 @@ impl Client {
             socket,
             quinn_runtime,
         )?;
-        let session_config = SessionConfig {
-            token: config.token.clone(),
-            ..SessionConfig::new(config.protocol.clone(), config.limits.clone())
-        };
+        #[cfg(feature = "inspect")]
+        let capture = super::capture::open(
+            config.capture.as_deref(),
+            crate::proto::Role::Client,
+            endpoint.local_addr()?.port(),
+            &config.protocol,
+        )?;
+        #[cfg(not(feature = "inspect"))]
+        let capture = None;
+        let mut session_config = SessionConfig::new(config.protocol.clone(), config.limits.clone());
+        session_config.token.clone_from(&config.token);
+        session_config.tap = capture.is_some();
         let cell = SessionCell::new(Session::client(
             Arc::new(session_config),
             server,
@@ -97,6 +106,7 @@ impl Client {
             config,
             cell.clone(),
             pinned,
+            capture,
         ));
         drop(_guard);
         Ok(Self {
@@ -153,6 +163,7 @@ async fn run(
     config: ClientConfig,
     cell: Arc<SessionCell>,
     pinned: Pinned,
+    capture: Capture,
 ) {
     let lost = |reason: DisconnectReason| {
         cell.lock().handle_connection_lost(Instant::now(), reason);
@@ -162,7 +173,7 @@ async fn run(
         Err(e) => return lost(connect_error(&e)),
     };
     match tokio::time::timeout(config.limits.handshake_timeout, connecting).await {
-        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Client).await,
+        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Client, capture).await,
         Ok(Err(e)) => lost(connect_failure(&pinned, &e)),
         Err(_) => lost(DisconnectReason::HandshakeTimedOut),
     }

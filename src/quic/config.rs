@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use quinn::VarInt;
 
-use crate::proto::{AuthCallback, Limits, Protocol};
+use crate::proto::{AuthCallback, ChannelKind, Limits, Protocol};
 
 use super::{CertHash, Certificate, ConditionerConfig, ServerTrust};
 
@@ -31,6 +31,10 @@ pub struct ServerConfig {
     /// Simulated link conditions on the server's outgoing packets (tests,
     /// demos).
     pub conditioner: Option<ConditionerConfig>,
+    /// Capture every connection's messages to this file (docs/CAPTURE.md);
+    /// `None`: the path in `ZAO_CAPTURE`, if set.
+    #[cfg(feature = "inspect")]
+    pub capture: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -59,6 +63,8 @@ impl ServerConfig {
             auth: None,
             worker_threads: 2,
             conditioner: None,
+            #[cfg(feature = "inspect")]
+            capture: None,
         }
     }
 }
@@ -83,6 +89,10 @@ pub struct ClientConfig {
     pub limits: Limits,
     /// Simulated link conditions on the client's outgoing packets.
     pub conditioner: Option<ConditionerConfig>,
+    /// Capture the connection's messages to this file (docs/CAPTURE.md);
+    /// `None`: the path in `ZAO_CAPTURE_CLIENT`, if set.
+    #[cfg(feature = "inspect")]
+    pub capture: Option<std::path::PathBuf>,
 }
 
 impl ClientConfig {
@@ -102,6 +112,8 @@ impl ClientConfig {
             token: None,
             limits: Limits::default(),
             conditioner: None,
+            #[cfg(feature = "inspect")]
+            capture: None,
         }
     }
 
@@ -118,12 +130,13 @@ impl ClientConfig {
 }
 
 /// quinn's transport configuration for zao with `limits`.
-pub(crate) fn transport_config(limits: &Limits) -> quinn::TransportConfig {
+pub(crate) fn transport_config(limits: &Limits, protocol: &Protocol) -> quinn::TransportConfig {
     let mut t = quinn::TransportConfig::default();
-    // One control stream (bidirectional) and one reliable stream each way:
+    // One control stream (bidirectional), one stream per ordered reliable
+    // channel and `max_unordered_streams` for reliable-unordered messages:
     // a peer cannot open more, so it cannot hold more stream state.
     t.max_concurrent_bidi_streams(VarInt::from_u32(1));
-    t.max_concurrent_uni_streams(VarInt::from_u32(1));
+    t.max_concurrent_uni_streams(VarInt::from_u32(incoming_uni_streams(limits, protocol)));
     t.stream_receive_window(VarInt::from_u32(limits.stream_receive_window));
     t.receive_window(VarInt::from_u32(limits.connection_receive_window));
     t.send_window(limits.send_window);
@@ -150,13 +163,32 @@ pub(crate) fn transport_config(limits: &Limits) -> quinn::TransportConfig {
     t
 }
 
+/// The unidirectional streams a peer may have open toward this side at
+/// once: one per ordered reliable channel, and the unordered pool when the
+/// protocol has a reliable-unordered channel.
+fn incoming_uni_streams(limits: &Limits, protocol: &Protocol) -> u32 {
+    let kinds = || protocol.channels().iter().map(|c| c.kind);
+    let ordered = kinds()
+        .filter(|k| *k == ChannelKind::ReliableOrdered)
+        .count();
+    let unordered = if kinds().any(|k| k == ChannelKind::ReliableUnordered) {
+        limits.max_unordered_streams
+    } else {
+        0
+    };
+    u32::try_from(ordered)
+        .unwrap_or(u32::MAX)
+        .saturating_add(unordered)
+        .max(1)
+}
+
 impl Limits {
-    /// The quinn transport configuration zao runs with these limits (stream
-    /// counts, windows, datagram buffers, timeouts, BBR, loss thresholds),
-    /// for tools that compare against bare quinn or speak to a zao server at
-    /// the QUIC level.
+    /// The quinn transport configuration zao runs with these limits for
+    /// `protocol`'s channels (stream counts, windows, datagram buffers,
+    /// timeouts, BBR, loss thresholds), for tools that compare against bare
+    /// quinn or speak to a zao server at the QUIC level.
     #[must_use]
-    pub fn transport_config(&self) -> quinn::TransportConfig {
-        transport_config(self)
+    pub fn transport_config(&self, protocol: &Protocol) -> quinn::TransportConfig {
+        transport_config(self, protocol)
     }
 }

@@ -22,8 +22,8 @@ use tokio::sync::{Notify, mpsc};
 use super::error::disconnect_reason;
 use super::tls::stream_id;
 use crate::proto::{
-    Authentication, CloseCode, PathStats, ServerShared, SessionCell, StreamId, StreamWrite,
-    Transmit,
+    Authentication, OutStream, PathStats, Role, ServerShared, SessionCell, StreamId, StreamWrite,
+    Transmit, UnorderedWrite,
 };
 
 /// Largest chunk read from a stream at once.
@@ -35,6 +35,9 @@ const WRITE_BATCH: usize = 128;
 const WRITE_BATCH_BYTES: usize = 64 * 1024;
 /// Capacity of the driver's inbox.
 const INBOX: usize = 256;
+/// Unordered messages handed to their writer ahead of QUIC: the rest wait
+/// in the session's backlog.
+const UNORDERED_QUEUE: usize = 32;
 
 /// Whose connection this is.
 pub(crate) enum Owner {
@@ -54,7 +57,7 @@ enum Inbound {
     Finished(StreamId),
     Datagram(Bytes),
     /// A stream's writer finished its batch.
-    Written(StreamId),
+    Written(OutStream),
     /// The send half of a bidirectional stream the peer opened.
     BiSend(StreamId, SendStream),
 }
@@ -62,24 +65,44 @@ enum Inbound {
 /// A stream's writer task, as the driver sees it.
 struct Writer {
     batches: mpsc::Sender<Vec<StreamWrite>>,
+    /// A batch is not yet in QUIC's send buffer (the send window is full).
     busy: bool,
+    /// The stream's priority.
+    priority: i32,
 }
+
+/// Where a driver records the session's messages, if anywhere.
+#[cfg(feature = "inspect")]
+pub(crate) type Capture = Option<super::capture::Capture>;
+/// Captures need the `inspect` feature.
+#[cfg(not(feature = "inspect"))]
+pub(crate) type Capture = Option<core::convert::Infallible>;
 
 struct Driver {
     conn: Connection,
+    #[cfg_attr(not(feature = "inspect"), allow(dead_code))]
+    capture: Capture,
     cell: Arc<SessionCell>,
     owner: Owner,
     inbox: mpsc::Sender<Inbound>,
     /// Readers wait on it while the session wants no bytes.
     resume: Arc<Notify>,
-    writers: HashMap<StreamId, Writer>,
-    /// Send halves of peer-opened bidirectional streams, until written.
-    bi_sends: HashMap<StreamId, SendStream>,
+    writers: HashMap<OutStream, Writer>,
+    /// The send half of the control stream a client opened, until written.
+    control_send: Option<SendStream>,
+    /// Messages of reliable-unordered channels, to the task that writes
+    /// each on a stream of its own.
+    unordered: mpsc::Sender<UnorderedWrite>,
     handshake_timeout: Duration,
 }
 
 /// Drives `conn` with the session in `cell` until the connection is gone.
-pub(crate) async fn drive(conn: Connection, cell: Arc<SessionCell>, owner: Owner) {
+pub(crate) async fn drive(
+    conn: Connection,
+    cell: Arc<SessionCell>,
+    owner: Owner,
+    capture: Capture,
+) {
     let (tx, mut inbox) = mpsc::channel(INBOX);
     let resume = Arc::new(Notify::new());
     let handshake_timeout = cell.lock().limits().handshake_timeout;
@@ -90,22 +113,27 @@ pub(crate) async fn drive(conn: Connection, cell: Arc<SessionCell>, owner: Owner
         cell.clone(),
         resume.clone(),
     ));
+    let (unordered, unordered_rx) = mpsc::channel(UNORDERED_QUEUE);
+    tokio::spawn(write_unordered(conn.clone(), unordered_rx));
     let mut driver = Driver {
+        unordered,
         conn,
+        capture,
         cell,
         owner,
         inbox: tx,
         resume,
         writers: HashMap::new(),
-        bi_sends: HashMap::new(),
+        control_send: None,
         handshake_timeout,
     };
     {
         let max = driver.conn.max_datagram_size();
         let path = path_stats(&driver.conn);
         let mut session = driver.cell.lock();
-        session.handle_path_stats(path);
-        session.handle_connected(Instant::now(), max);
+        let now = Instant::now();
+        session.handle_path_stats(now, path);
+        session.handle_connected(now, max);
     }
     loop {
         driver.pump();
@@ -156,7 +184,9 @@ impl Driver {
                 }
             }
             Inbound::BiSend(id, send) => {
-                self.bi_sends.insert(id, send);
+                if id == StreamId::CONTROL {
+                    self.control_send = Some(send);
+                }
             }
         }
     }
@@ -164,8 +194,9 @@ impl Driver {
     fn timeout(&mut self) {
         let path = path_stats(&self.conn);
         let mut session = self.cell.lock();
-        session.handle_path_stats(path);
-        session.handle_timeout(Instant::now());
+        let now = Instant::now();
+        session.handle_path_stats(now, path);
+        session.handle_timeout(now);
     }
 
     /// Carries out what the session asks, until it asks nothing more.
@@ -187,21 +218,37 @@ impl Driver {
             }
             let mut batches = Vec::new();
             let role = session.role();
-            let writable: Vec<StreamId> = session.writable_streams().collect();
-            for id in writable {
-                if self.writers.get(&id).is_some_and(|w| w.busy) {
+            let writable: Vec<OutStream> = session.writable_streams().collect();
+            // Highest priority first; while a stream's batch waits for room
+            // in the send window, lower priorities get nothing new, so the
+            // room acks free goes to the higher priority.
+            let mut gate = self
+                .writers
+                .iter()
+                .filter(|(s, w)| w.busy && **s != OutStream::Control)
+                .map(|(_, w)| w.priority)
+                .max();
+            for stream in writable {
+                let priority = session.stream_priority(stream);
+                if stream != OutStream::Control && gate.is_some_and(|g| priority < g) {
                     continue;
                 }
-                // A stream the peer opened is written once its send half
-                // has come from the acceptor.
-                let peers = id.initiator() != role && !id.is_uni();
-                if peers && !self.writers.contains_key(&id) && !self.bi_sends.contains_key(&id) {
+                if self.writers.get(&stream).is_some_and(|w| w.busy) {
+                    continue;
+                }
+                // A server answers on the control stream once its send
+                // half has come from the acceptor.
+                let waiting = stream == OutStream::Control
+                    && role == Role::Server
+                    && !self.writers.contains_key(&stream)
+                    && self.control_send.is_none();
+                if waiting {
                     continue;
                 }
                 let mut batch = Vec::new();
                 let mut bytes = 0;
                 while batch.len() < WRITE_BATCH && bytes < WRITE_BATCH_BYTES {
-                    match session.poll_stream(id) {
+                    match session.poll_stream(stream) {
                         Some(write) => {
                             if let StreamWrite::Data(d) = &write {
                                 bytes += d.len();
@@ -211,12 +258,23 @@ impl Driver {
                         None => break,
                     }
                 }
-                batches.push((id, batch));
+                if stream != OutStream::Control {
+                    gate = Some(gate.map_or(priority, |g| g.max(priority)));
+                }
+                batches.push((stream, priority, batch));
+            }
+            // Unordered messages: as many as the writer task has room for;
+            // the rest wait in the session's backlog.
+            while let Ok(permit) = self.unordered.try_reserve() {
+                match session.poll_unordered() {
+                    Some(write) => permit.send(write),
+                    None => break,
+                }
             }
             let auth = session.poll_auth();
             drop(session);
-            for (id, batch) in batches {
-                self.write(id, batch);
+            for (stream, priority, batch) in batches {
+                self.write(stream, priority, batch);
             }
             let Some(request) = auth else { break };
             let Owner::Server { shared, auth } = &self.owner else {
@@ -239,20 +297,25 @@ impl Driver {
         if let Owner::Server { shared, .. } = &self.owner {
             shared.after_drive(&self.cell);
         }
+        #[cfg(feature = "inspect")]
+        if let Some(capture) = &self.capture {
+            super::capture::record(capture, &mut self.cell.lock(), Instant::now());
+        }
     }
 
-    /// Hands a batch to `id`'s writer, starting the writer (and opening the
-    /// stream) on first use.
-    fn write(&mut self, id: StreamId, batch: Vec<StreamWrite>) {
-        if !self.writers.contains_key(&id) {
+    /// Hands a batch to `stream`'s writer, starting the writer (and opening
+    /// the stream) on first use.
+    fn write(&mut self, stream: OutStream, priority: i32, batch: Vec<StreamWrite>) {
+        if !self.writers.contains_key(&stream) {
             let (tx, rx) = mpsc::channel(1);
-            let open = match self.bi_sends.remove(&id) {
-                Some(send) => Open::Have(send),
-                None if id.is_uni() => Open::Uni(id),
-                None => Open::Bi(id),
+            let open = match (stream, self.control_send.take()) {
+                (OutStream::Control, Some(send)) => Open::Have(send),
+                (OutStream::Control, None) => Open::Bi,
+                (OutStream::Channel(_), _) => Open::Uni(priority),
             };
             tokio::spawn(write_stream(
                 self.conn.clone(),
+                stream,
                 open,
                 rx,
                 self.inbox.clone(),
@@ -260,14 +323,15 @@ impl Driver {
                 self.resume.clone(),
             ));
             self.writers.insert(
-                id,
+                stream,
                 Writer {
                     batches: tx,
                     busy: false,
+                    priority,
                 },
             );
         }
-        if let Some(writer) = self.writers.get_mut(&id)
+        if let Some(writer) = self.writers.get_mut(&stream)
             && writer.batches.try_send(batch).is_ok()
         {
             writer.busy = true;
@@ -289,46 +353,41 @@ fn path_stats(conn: &Connection) -> PathStats {
 
 /// How a writer gets its stream.
 enum Open {
-    /// The send half of a stream the peer opened.
+    /// The send half of the control stream the client opened.
     Have(SendStream),
-    /// Open our next unidirectional stream, which must be this one.
-    Uni(StreamId),
-    /// Open our next bidirectional stream (the control stream), which must
-    /// be this one; its receive half gets a reader.
-    Bi(StreamId),
+    /// Open a unidirectional stream with this priority.
+    Uni(i32),
+    /// Open the control stream (a client's first bidirectional stream); its
+    /// receive half gets a reader.
+    Bi,
 }
 
 async fn write_stream(
     conn: Connection,
+    stream: OutStream,
     open: Open,
     mut batches: mpsc::Receiver<Vec<StreamWrite>>,
     inbox: mpsc::Sender<Inbound>,
     cell: Arc<SessionCell>,
     resume: Arc<Notify>,
 ) {
-    let (id, mut send) = match open {
-        Open::Have(send) => (stream_id(send.id()), send),
-        Open::Uni(id) => match conn.open_uni().await {
-            Ok(send) => (id, send),
+    let mut send = match open {
+        Open::Have(send) => send,
+        Open::Uni(priority) => match conn.open_uni().await {
+            Ok(send) => {
+                let _ = send.set_priority(priority);
+                send
+            }
             Err(_) => return,
         },
-        Open::Bi(id) => match conn.open_bi().await {
+        Open::Bi => match conn.open_bi().await {
             Ok((send, recv)) => {
                 tokio::spawn(read_stream(recv, inbox.clone(), cell, resume));
-                (id, send)
+                send
             }
             Err(_) => return,
         },
     };
-    if stream_id(send.id()) != id {
-        // Streams open in order, so this cannot happen; if it did, the
-        // peer would read our bytes as another stream's.
-        conn.close(
-            VarInt::from_u64(CloseCode::ProtocolViolation.to_wire()).unwrap_or(VarInt::MAX),
-            b"stream ids out of step",
-        );
-        return;
-    }
     let mut chunks = Vec::with_capacity(WRITE_BATCH);
     while let Some(batch) = batches.recv().await {
         let mut finish = false;
@@ -345,9 +404,24 @@ async fn write_stream(
         if finish {
             let _ = send.finish();
         }
-        if inbox.send(Inbound::Written(id)).await.is_err() {
+        if inbox.send(Inbound::Written(stream)).await.is_err() {
             return;
         }
+    }
+}
+
+/// Writes each message of a reliable-unordered channel on a stream of its
+/// own, one after another (QUIC opens streams in order).
+async fn write_unordered(conn: Connection, mut writes: mpsc::Receiver<UnorderedWrite>) {
+    while let Some(write) = writes.recv().await {
+        let Ok(mut send) = conn.open_uni().await else {
+            return;
+        };
+        let _ = send.set_priority(write.priority);
+        if send.write_chunk(write.data).await.is_err() {
+            continue;
+        }
+        let _ = send.finish();
     }
 }
 

@@ -5,9 +5,12 @@
 //! connection; every protocol decision is the session's. Their methods never
 //! block on the network: poll events once per tick, send messages, then
 //! flush what was packed. `Server` and `Client` dereference to
-//! [`ServerCore`] and [`ClientCore`], the same API the simulated
+//! [`ServerCore`] and
+//! [`ClientCore`], the same API the simulated
 //! network (`zao::sim`) gives.
 
+#[cfg(feature = "inspect")]
+mod capture;
 mod cert;
 mod client;
 mod conditioner;
@@ -17,6 +20,8 @@ mod error;
 mod server;
 mod tls;
 
+#[cfg(feature = "inspect")]
+pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV};
 pub use cert::{CertHash, Certificate, CertificateError, ServerTrust};
 pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
@@ -24,7 +29,6 @@ pub use config::{ClientConfig, ServerConfig};
 pub use error::StartError;
 pub use server::Server;
 
-// What the simulated network builds its endpoints and reasons from.
 #[cfg(feature = "sim")]
 pub(crate) use error::disconnect_reason;
 #[cfg(feature = "sim")]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig, Incoming, VarInt};
 
-use super::driver::{Owner, drive};
+use super::driver::{Capture, Owner, drive};
 use super::error::disconnect_reason;
 use super::tls::server_config;
 use super::{CertHash, ConditionedSocket, ServerConfig, StartError};
@@ -23,6 +23,8 @@ use crate::proto::{
 /// [`ServerCore::flush`].
 pub struct Server {
     core: ServerCore,
+    #[cfg_attr(not(feature = "inspect"), allow(dead_code))]
+    capture: Capture,
     endpoint: Endpoint,
     runtime: Option<tokio::runtime::Runtime>,
     auth_runtime: Option<tokio::runtime::Runtime>,
@@ -72,7 +74,7 @@ impl Server {
             .thread_name("zao-auth")
             .enable_all()
             .build()?;
-        let server_config = server_config(&config.certificate, &config.limits)?;
+        let server_config = server_config(&config.certificate, &config.limits, &config.protocol)?;
         let _guard = runtime.enter();
         let socket = std::net::UdpSocket::bind(config.bind)?;
         let quinn_runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
@@ -87,18 +89,28 @@ impl Server {
             quinn_runtime,
         )?;
         let local_addr = endpoint.local_addr()?;
-        let shared = ServerShared::new(
-            SessionConfig::new(config.protocol, config.limits),
-            config.auth,
-        );
+        #[cfg(feature = "inspect")]
+        let capture = super::capture::open(
+            config.capture.as_deref(),
+            crate::proto::Role::Server,
+            local_addr.port(),
+            &config.protocol,
+        )?;
+        #[cfg(not(feature = "inspect"))]
+        let capture = None;
+        let mut session = SessionConfig::new(config.protocol, config.limits);
+        session.tap = capture.is_some();
+        let shared = ServerShared::new(session, config.auth);
         tokio::spawn(accept_loop(
             endpoint.clone(),
             shared.clone(),
             auth_runtime.handle().clone(),
+            capture.clone(),
         ));
         drop(_guard);
         Ok(Self {
             core: ServerCore::new(shared),
+            capture,
             endpoint,
             runtime: Some(runtime),
             auth_runtime: Some(auth_runtime),
@@ -127,6 +139,10 @@ impl Server {
     fn stop(&mut self) {
         self.core.close_all("server shutting down");
         stop_endpoint(&self.endpoint, &mut self.runtime, b"server shutting down");
+        #[cfg(feature = "inspect")]
+        if let Some(capture) = &self.capture {
+            super::capture::flush(capture);
+        }
         if let Some(auth) = self.auth_runtime.take() {
             auth.shutdown_background();
         }
@@ -139,7 +155,12 @@ impl Drop for Server {
     }
 }
 
-async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, auth: tokio::runtime::Handle) {
+async fn accept_loop(
+    endpoint: Endpoint,
+    shared: Arc<ServerShared>,
+    auth: tokio::runtime::Handle,
+    capture: Capture,
+) {
     while let Some(incoming) = endpoint.accept().await {
         let addr = incoming.remote_address();
         match shared.handle_incoming(
@@ -148,7 +169,12 @@ async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, auth: tokio:
             incoming.may_retry(),
         ) {
             IncomingVerdict::Accept => {
-                tokio::spawn(connection(incoming, shared.clone(), auth.clone()));
+                tokio::spawn(connection(
+                    incoming,
+                    shared.clone(),
+                    auth.clone(),
+                    capture.clone(),
+                ));
             }
             IncomingVerdict::Retry => {
                 if let Err(e) = incoming.retry() {
@@ -162,7 +188,12 @@ async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, auth: tokio:
 
 /// One accepted connection: its session exists from here, so the
 /// handshake deadline covers QUIC's handshake too.
-async fn connection(incoming: Incoming, shared: Arc<ServerShared>, auth: tokio::runtime::Handle) {
+async fn connection(
+    incoming: Incoming,
+    shared: Arc<ServerShared>,
+    auth: tokio::runtime::Handle,
+    capture: Capture,
+) {
     let now = Instant::now();
     let cell = shared.new_session(incoming.remote_address(), now);
     let deadline = now + shared.config().limits.handshake_timeout;
@@ -175,7 +206,7 @@ async fn connection(incoming: Incoming, shared: Arc<ServerShared>, auth: tokio::
         Err(e) => return lost(disconnect_reason(&e)),
     };
     match tokio::time::timeout_at(deadline.into(), connecting).await {
-        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Server { shared, auth }).await,
+        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Server { shared, auth }, capture).await,
         Ok(Err(e)) => lost(disconnect_reason(&e)),
         // Dropping the handshake abandons it.
         Err(_) => lost(DisconnectReason::HandshakeTimedOut),

@@ -9,18 +9,19 @@ use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use super::cert::{PinnedVerifier, provider};
 use super::config::transport_config;
 use super::{Certificate, ServerTrust, StartError};
-use crate::proto::{Limits, StreamId};
+use crate::proto::{Limits, Protocol, StreamId};
 
 /// ALPN protocol id of zao over QUIC.
 pub(crate) const ALPN: &[u8] = b"zao/1";
 
-/// quinn's server configuration for `certificate` and `limits`.
+/// quinn's server configuration for `certificate`, `limits` and `protocol`.
 pub(crate) fn server_config(
     certificate: &Certificate,
     limits: &Limits,
+    protocol: &Protocol,
 ) -> Result<quinn::ServerConfig, StartError> {
     let mut config = quinn::ServerConfig::with_crypto(server_crypto(certificate)?);
-    apply_limits(&mut config, limits);
+    apply_limits(&mut config, limits, protocol);
     Ok(config)
 }
 
@@ -39,8 +40,8 @@ pub(crate) fn server_crypto(
 }
 
 /// The transport settings and connection-attempt bound of `limits`.
-pub(crate) fn apply_limits(config: &mut quinn::ServerConfig, limits: &Limits) {
-    config.transport_config(Arc::new(transport_config(limits)));
+pub(crate) fn apply_limits(config: &mut quinn::ServerConfig, limits: &Limits, protocol: &Protocol) {
+    config.transport_config(Arc::new(transport_config(limits, protocol)));
     // Connection attempts quinn holds before zao decides on them: zao
     // decides at once, so a small multiple of the pending limit suffices
     // and a flood cannot grow memory (S8).
@@ -54,6 +55,7 @@ pub(crate) type Pinned = Option<(Arc<PinnedVerifier>, Vec<super::CertHash>)>;
 pub(crate) fn client_config(
     trust: &ServerTrust,
     limits: &Limits,
+    protocol: &Protocol,
 ) -> Result<(quinn::ClientConfig, Pinned), StartError> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])?;
@@ -74,7 +76,7 @@ pub(crate) fn client_config(
     tls.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = QuicClientConfig::try_from(tls).map_err(|_| StartError::NoQuicCipherSuite)?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
-    config.transport_config(Arc::new(transport_config(limits)));
+    config.transport_config(Arc::new(transport_config(limits, protocol)));
     Ok((config, pinned))
 }
 
@@ -106,17 +108,22 @@ impl super::ClientConfig {
     /// # Errors
     /// [`StartError::Tls`] if rustls refuses the configuration.
     pub fn quinn_client_config(&self) -> Result<quinn::ClientConfig, StartError> {
-        client_config(&self.trust, &self.limits).map(|(c, _)| c)
+        client_config(&self.trust, &self.limits, &self.protocol).map(|(c, _)| c)
     }
 }
 
 impl Certificate {
-    /// The quinn server configuration zao uses for this certificate and
-    /// `limits`, for tools that compare against bare quinn.
+    /// The quinn server configuration zao uses for this certificate,
+    /// `limits` and `protocol`'s channels, for tools that compare against
+    /// bare quinn.
     ///
     /// # Errors
     /// [`StartError::Tls`] if rustls refuses the certificate.
-    pub fn quinn_server_config(&self, limits: &Limits) -> Result<quinn::ServerConfig, StartError> {
-        server_config(self, limits)
+    pub fn quinn_server_config(
+        &self,
+        limits: &Limits,
+        protocol: &Protocol,
+    ) -> Result<quinn::ServerConfig, StartError> {
+        server_config(self, limits, protocol)
     }
 }

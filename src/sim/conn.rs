@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use quinn_proto::{Connection, Event, ReadError, StreamEvent, VarInt, WriteError};
+use quinn_proto::{Connection, Dir, Event, ReadError, StreamEvent, VarInt, WriteError};
 
 use crate::proto::{
-    AuthFuture, Authentication, PathStats, ServerShared, SessionCell, StreamId, StreamWrite,
-    Transmit,
+    AuthFuture, Authentication, OutStream, PathStats, Role, ServerShared, SessionCell, StreamId,
+    StreamWrite, Transmit, UnorderedWrite,
 };
 use crate::quic::disconnect_reason;
 
@@ -45,9 +45,12 @@ pub(crate) struct SimConn {
     pub(crate) cell: Option<Arc<SessionCell>>,
     pub(crate) raw: RawLog,
     readable: BTreeSet<quinn_proto::StreamId>,
-    /// Writes taken from the session, not yet accepted by QUIC.
-    pending: BTreeMap<u64, VecDeque<StreamWrite>>,
-    /// Streams this side opened.
+    /// Writes taken from the session, not yet accepted by QUIC, per
+    /// stream, with the QUIC stream once opened.
+    pending: BTreeMap<OutStream, Pending>,
+    /// Unordered messages taken from the session: each its own stream.
+    unordered: VecDeque<(Option<quinn_proto::StreamId>, UnorderedWrite)>,
+    /// Streams a raw peer opened.
     opened: BTreeSet<quinn_proto::StreamId>,
 }
 
@@ -63,6 +66,7 @@ impl SimConn {
             raw: RawLog::default(),
             readable: BTreeSet::new(),
             pending: BTreeMap::new(),
+            unordered: VecDeque::new(),
             opened: BTreeSet::new(),
         }
     }
@@ -89,9 +93,12 @@ impl SimConn {
                 let path = due.then(|| self.path_stats());
                 let mut session = cell.lock();
                 if let Some(path) = path {
-                    session.handle_path_stats(path);
-                    session.handle_timeout(now);
+                    session.handle_path_stats(now, path);
                 }
+                // On every drive, as zao::quic's driver does on every wake:
+                // the application may have made room in a full inbound
+                // queue, and what was held back is parsed here.
+                session.handle_timeout(now);
                 while let Some(transmit) = session.poll_transmit() {
                     match transmit {
                         Transmit::Datagram(d) => {
@@ -106,18 +113,33 @@ impl SimConn {
                         ),
                     }
                 }
-                let writable: Vec<StreamId> = session.writable_streams().collect();
-                for id in writable {
-                    let pending = self.pending.entry(id.0).or_default();
-                    let mut held: usize = pending.iter().map(write_len).sum();
+                let writable: Vec<OutStream> = session.writable_streams().collect();
+                for stream in writable {
+                    let priority = session.stream_priority(stream);
+                    let pending = self.pending.entry(stream).or_insert_with(|| Pending {
+                        id: None,
+                        priority,
+                        writes: VecDeque::new(),
+                    });
+                    let mut held: usize = pending.writes.iter().map(write_len).sum();
                     while held < WRITE_BATCH_BYTES {
-                        match session.poll_stream(id) {
+                        match session.poll_stream(stream) {
                             Some(write) => {
                                 held += write_len(&write);
-                                pending.push_back(write);
+                                pending.writes.push_back(write);
                             }
                             None => break,
                         }
+                    }
+                }
+                let mut held: usize = self.unordered.iter().map(|(_, w)| w.data.len()).sum();
+                while held < WRITE_BATCH_BYTES {
+                    match session.poll_unordered() {
+                        Some(write) => {
+                            held += write.data.len();
+                            self.unordered.push_back((None, write));
+                        }
+                        None => break,
                     }
                 }
                 session.poll_auth()
@@ -149,7 +171,7 @@ impl SimConn {
                 let max = self.conn.datagrams().max_size();
                 let path = self.path_stats();
                 let mut session = cell.lock();
-                session.handle_path_stats(path);
+                session.handle_path_stats(now, path);
                 session.handle_connected(now, max);
             }
             Event::ConnectionLost { reason } => cell
@@ -236,43 +258,100 @@ impl SimConn {
     fn write(&mut self, cell: &SessionCell) -> bool {
         let role = cell.lock().role();
         let mut wrote = false;
-        for (&id, pending) in &mut self.pending {
-            let sid = StreamId(id);
-            let qid = quic_id(sid);
-            // Our own streams open in order, on first use.
-            if sid.initiator() == role && !open_until(&mut self.conn, &mut self.opened, qid) {
+        // Highest priority first (the control stream before all); once a
+        // stream is blocked by the send window, lower priorities wait, so
+        // the window's room goes to the higher priority as acks free it.
+        let mut order: Vec<(OutStream, i32)> =
+            self.pending.iter().map(|(&s, p)| (s, p.priority)).collect();
+        order.sort_by_key(|&(s, p)| (s != OutStream::Control, core::cmp::Reverse(p)));
+        let mut gate: Option<i32> = None;
+        for (stream, priority) in order {
+            if stream != OutStream::Control && gate.is_some_and(|g| priority < g) {
                 continue;
             }
-            if sid == StreamId::CONTROL && role == crate::proto::Role::Client {
-                self.readable.insert(qid);
-            }
-            while let Some(write) = pending.front_mut() {
-                match write {
-                    StreamWrite::Data(data) => match self.conn.send_stream(qid).write(data) {
-                        Ok(n) if n == data.len() => {
-                            wrote = true;
-                            pending.pop_front();
-                        }
-                        Ok(n) => {
-                            wrote |= n > 0;
-                            *data = data.slice(n..);
-                            break;
-                        }
-                        Err(WriteError::Blocked) => break,
-                        Err(_) => {
-                            pending.clear();
-                            break;
-                        }
-                    },
-                    StreamWrite::Finish => {
-                        let _ = self.conn.send_stream(qid).finish();
-                        wrote = true;
-                        pending.pop_front();
+            let Some(pending) = self.pending.get_mut(&stream) else {
+                continue;
+            };
+            let id = match (pending.id, stream) {
+                (Some(id), _) => id,
+                // A server answers on the stream the client opened.
+                (None, OutStream::Control) if role == Role::Server => quic_id(StreamId::CONTROL),
+                (None, OutStream::Control) => match self.conn.streams().open(Dir::Bi) {
+                    Some(id) => {
+                        self.readable.insert(id);
+                        id
                     }
+                    None => continue,
+                },
+                (None, OutStream::Channel(_)) => match self.conn.streams().open(Dir::Uni) {
+                    Some(id) => {
+                        let _ = self.conn.send_stream(id).set_priority(pending.priority);
+                        id
+                    }
+                    None => continue,
+                },
+            };
+            pending.id = Some(id);
+            loop {
+                wrote |= write_queue(&mut self.conn, id, &mut pending.writes);
+                if !pending.writes.is_empty() {
+                    break;
+                }
+                // All of it went: more from the session before a lower
+                // priority may have the window.
+                let mut session = cell.lock();
+                let mut held = 0;
+                while held < WRITE_BATCH_BYTES {
+                    match session.poll_stream(stream) {
+                        Some(write) => {
+                            held += write_len(&write);
+                            pending.writes.push_back(write);
+                        }
+                        None => break,
+                    }
+                }
+                if held == 0 && pending.writes.is_empty() {
+                    break;
+                }
+            }
+            if stream != OutStream::Control && !pending.writes.is_empty() && gate.is_none() {
+                gate = Some(priority);
+            }
+        }
+        self.pending
+            .retain(|_, p| !p.writes.is_empty() || p.id.is_some());
+        while let Some((id, write)) = self.unordered.front_mut() {
+            if gate.is_some_and(|g| write.priority < g) {
+                break;
+            }
+            let qid = match *id {
+                Some(qid) => qid,
+                None => match self.conn.streams().open(Dir::Uni) {
+                    Some(qid) => {
+                        let _ = self.conn.send_stream(qid).set_priority(write.priority);
+                        *id = Some(qid);
+                        qid
+                    }
+                    None => break,
+                },
+            };
+            match self.conn.send_stream(qid).write(&write.data) {
+                Ok(n) if n == write.data.len() => {
+                    let _ = self.conn.send_stream(qid).finish();
+                    self.unordered.pop_front();
+                    wrote = true;
+                }
+                Ok(n) => {
+                    wrote |= n > 0;
+                    write.data = write.data.slice(n..);
+                    break;
+                }
+                Err(WriteError::Blocked) => break,
+                Err(_) => {
+                    self.unordered.pop_front();
                 }
             }
         }
-        self.pending.retain(|_, p| !p.is_empty());
         wrote
     }
 
@@ -329,7 +408,7 @@ impl SimConn {
     pub(crate) fn raw_write(&mut self, stream: StreamId, data: &[u8]) -> usize {
         let qid = quic_id(stream);
         let client = self.conn.side() == quinn_proto::Side::Client;
-        let local = client == (stream.initiator() == crate::proto::Role::Client);
+        let local = client == (stream.initiator() == Role::Client);
         if local && !open_until(&mut self.conn, &mut self.opened, qid) {
             return 0;
         }
@@ -348,6 +427,50 @@ impl SimConn {
     pub(crate) fn raw_datagram(&mut self, datagram: Bytes) -> bool {
         self.conn.datagrams().send(datagram, true).is_ok()
     }
+}
+
+/// Writes the front of `writes` on `id` as far as QUIC takes it; whether
+/// anything was written.
+fn write_queue(
+    conn: &mut Connection,
+    id: quinn_proto::StreamId,
+    writes: &mut VecDeque<StreamWrite>,
+) -> bool {
+    let mut wrote = false;
+    while let Some(write) = writes.front_mut() {
+        match write {
+            StreamWrite::Data(data) => match conn.send_stream(id).write(data) {
+                Ok(n) if n == data.len() => {
+                    wrote = true;
+                    writes.pop_front();
+                }
+                Ok(n) => {
+                    wrote |= n > 0;
+                    *data = data.slice(n..);
+                    break;
+                }
+                Err(WriteError::Blocked) => break,
+                Err(_) => {
+                    writes.clear();
+                    break;
+                }
+            },
+            StreamWrite::Finish => {
+                let _ = conn.send_stream(id).finish();
+                wrote = true;
+                writes.pop_front();
+            }
+        }
+    }
+    wrote
+}
+
+/// What waits for one of the session's streams.
+struct Pending {
+    /// The QUIC stream, once opened.
+    id: Option<quinn_proto::StreamId>,
+    priority: i32,
+    writes: VecDeque<StreamWrite>,
 }
 
 fn write_len(write: &StreamWrite) -> usize {

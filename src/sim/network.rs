@@ -242,7 +242,7 @@ impl RawPeerConfig {
     #[must_use]
     pub fn new() -> Self {
         Self {
-            transport: Arc::new(Limits::default().transport_config()),
+            transport: Arc::new(Limits::default().transport_config(&Protocol::new())),
             up: LinkSpec::perfect(),
             down: LinkSpec::perfect(),
             addr: None,
@@ -271,13 +271,13 @@ impl Default for RawPeerConfig {
 /// # struct Chat { text: String }
 ///
 /// let mut protocol = Protocol::new();
-/// protocol.add::<Chat>(Channel::Reliable, Direction::Both);
+/// protocol.add::<Chat>(Channel::RELIABLE, Direction::Both);
 /// let mut sim = Sim::new(1);
 /// let mut server = sim.start_server(SimServerConfig::new(protocol.clone()))?;
 /// let mut client = sim.connect(SimClientConfig::new(protocol).with_link(LinkSpec::l2()))?;
 /// sim.run_for(Duration::from_secs(2));
 /// assert!(client.is_connected());
-/// client.send(Channel::Reliable, &Chat { text: "hi".into() })?;
+/// client.send(Channel::RELIABLE, &Chat { text: "hi".into() })?;
 /// sim.run_for(Duration::from_secs(1));
 /// assert!(server.poll_event().is_some());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -417,7 +417,7 @@ impl Sim {
             ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&self.node_seed(0, 0x70c3));
         let mut server_config =
             quinn_proto::ServerConfig::new(server_crypto(&self.certificate)?, Arc::new(token_key));
-        apply_limits(&mut server_config, &config.limits);
+        apply_limits(&mut server_config, &config.limits, &config.protocol);
         let endpoint = Endpoint::new(
             Arc::new(self.endpoint_config(self.nodes.len())),
             Some(Arc::new(server_config)),
@@ -460,6 +460,7 @@ impl Sim {
         let (quinn_config, _) = client_config(
             &ServerTrust::PinnedSha256(vec![self.certificate_hash()]),
             &config.limits,
+            &config.protocol,
         )?;
         let now = self.now();
         let session = SessionConfig {
@@ -502,6 +503,7 @@ impl Sim {
         let (mut quinn_config, _) = client_config(
             &ServerTrust::PinnedSha256(vec![self.certificate_hash()]),
             &Limits::default(),
+            &Protocol::new(),
         )?;
         quinn_config.transport_config(config.transport);
         let mut endpoint = Endpoint::new(
@@ -528,6 +530,32 @@ impl Sim {
                     wake_at: None,
                 },
             );
+        }
+    }
+
+    /// Stops the server: every connection is closed (its clients hear
+    /// why, as from a real server shutting down), then its address stops
+    /// answering and a new server may start there. Its [`SimServer`]
+    /// reports nothing more.
+    pub fn stop_server(&mut self) {
+        let Some(index) = self.server else {
+            return;
+        };
+        if let Some(node) = self.nodes.get_mut(index)
+            && let Role::Server { shared, .. } = &node.role
+        {
+            ServerCore::new(shared.clone()).close_all("server shutting down");
+            for slot in node.slots.values_mut() {
+                slot.dirty = true;
+            }
+        }
+        // The closes go out on the links.
+        self.step();
+        self.server = None;
+        self.by_addr.remove(&SERVER_ADDR);
+        if let Some(node) = self.nodes.get_mut(index) {
+            node.slots.clear();
+            node.role = Role::Raw;
         }
     }
 

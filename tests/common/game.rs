@@ -150,13 +150,13 @@ impl Game {
             ..samples::player_moved()
         };
         // A broadcast never fails for a slow client; it may close it.
-        let _ = self.server.send(Target::All, Channel::Reliable, &spawn);
-        let _ = self.server.send(Target::All, Channel::Unreliable, &moved);
+        let _ = self.server.send(Target::All, Channel::RELIABLE, &spawn);
+        let _ = self.server.send(Target::All, Channel::UNRELIABLE, &moved);
         self.server.flush();
         for client in &mut self.clients {
             if client.is_connected() {
-                client.send(Channel::Reliable, &spawn).unwrap();
-                client.send(Channel::Unreliable, &moved).unwrap();
+                client.send(Channel::RELIABLE, &spawn).unwrap();
+                client.send(Channel::UNRELIABLE, &moved).unwrap();
                 client.flush();
             }
         }

@@ -4,4 +4,7 @@ mod recv;
 mod send;
 mod state;
 
-pub use state::{Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Transmit};
+pub use state::{
+    OutStream, Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Tap, Transmit,
+    UnorderedWrite,
+};

@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId};
+use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId, Tap};
 use crate::proto::{
-    Channel, CloseCode, FrameDecoder, HEARTBEAT_ID, ParsedDatagram, RateVerdict, Received, Role,
-    SnapshotVerdict, split_datagram,
+    Channel, ChannelKind, CloseCode, FrameDecoder, HEARTBEAT_ID, ParsedDatagram, RateVerdict,
+    Received, Role, SnapshotVerdict, split_datagram,
 };
 
 /// What to do with a message that passed admission.
@@ -41,6 +41,7 @@ impl Session {
                 .or_insert_with(|| InStream {
                     channel: None,
                     frames: FrameDecoder::new(max),
+                    finished: false,
                 })
                 .frames
                 .handle_bytes(bytes);
@@ -50,14 +51,39 @@ impl Session {
 
     /// The peer finished or reset `stream`. Closing a reliable channel's
     /// stream while connected breaks exactly-once delivery: a violation.
-    pub fn handle_stream_finished(&mut self, _now: Instant, stream: StreamId) {
-        if self.state == State::Open && stream != StreamId::CONTROL {
+    pub fn handle_stream_finished(&mut self, now: Instant, stream: StreamId) {
+        if self.state != State::Open || stream == StreamId::CONTROL {
+            return;
+        }
+        let kind = self
+            .in_streams
+            .get(&stream)
+            .and_then(|s| s.channel)
+            .and_then(|c| self.config.protocol.channel(c))
+            .map(|c| c.kind);
+        if kind == Some(ChannelKind::ReliableUnordered) {
+            // One message per stream: it ends when its message is read.
+            self.parse_streams(now);
+            if let Some(s) = self.in_streams.get_mut(&stream) {
+                s.finished = true;
+            }
+            self.drop_finished();
+        } else {
             self.violation(&format_args!("stream {} closed by the peer", stream.0));
         }
     }
 
+    /// Forgets unordered streams that finished and were read to the end.
+    fn drop_finished(&mut self) {
+        self.in_streams
+            .retain(|_, s| !(s.finished && s.frames.buffered() == 0));
+    }
+
     /// Whether the driver should read more of `stream` now: `false` while
-    /// the application has a full inbound queue, so QUIC's flow control
+    /// the application has a full inbound queue, or while partly received
+    /// messages on all streams together hold the connection's receive
+    /// window and this stream is not the one furthest along (which always
+    /// may finish its message, so reading never deadlocks). QUIC's flow control then
     /// holds the sender back instead of memory growing here.
     #[must_use]
     pub fn wants_stream_bytes(&self, stream: StreamId) -> bool {
@@ -69,7 +95,18 @@ impl Session {
             .in_streams
             .get(&stream)
             .map_or(0, |s| s.frames.buffered());
-        self.inbound < limits.inbound_queue && buffered <= limits.max_message_size
+        if self.inbound >= limits.inbound_queue || buffered > limits.max_message_size {
+            return false;
+        }
+        if self.in_streams.len() <= 1 {
+            return true;
+        }
+        let (total, furthest) = self
+            .in_streams
+            .values()
+            .map(|s| s.frames.buffered())
+            .fold((0, 0), |(t, m), b| (t + b, m.max(b)));
+        total < limits.connection_receive_window as usize || (buffered > 0 && buffered == furthest)
     }
 
     /// A QUIC datagram arrived.
@@ -90,17 +127,24 @@ impl Session {
                     if self.state != State::Open {
                         return;
                     }
-                    self.datagram_message(now, Channel::Unreliable, message);
+                    self.datagram_message(now, message);
                 }
             }
             Ok(ParsedDatagram::Snapshot(header, message)) => {
-                let Some(message) = self.admit(Channel::Snapshot, message) else {
+                let Some((channel, message)) = self.admit_datagram(message, true) else {
                     return;
                 };
                 match self.snapshots.handle_chunk(message.id(), header) {
                     SnapshotVerdict::Deliver => {
                         self.last_heard = now;
-                        self.deliver_datagram(Channel::Snapshot, message);
+                        // A sequenced message counts against the rate like any
+                        // other (the server sends snapshots; a client may
+                        // send sequenced messages).
+                        match self.rate(now) {
+                            Rate::Accept => self.deliver_datagram(channel, message),
+                            Rate::Drop => self.counters.rate_limited += 1,
+                            Rate::Close => self.flooding(),
+                        }
                     }
                     verdict => {
                         tracing::trace!(peer = %self.peer, "{verdict:?} snapshot chunk {header:?}");
@@ -112,12 +156,12 @@ impl Session {
         }
     }
 
-    fn datagram_message(&mut self, now: Instant, channel: Channel, message: Bytes) {
+    fn datagram_message(&mut self, now: Instant, message: Bytes) {
         if is_heartbeat(&message) {
             self.heartbeat_heard(now);
             return;
         }
-        let Some(message) = self.admit(channel, message) else {
+        let Some((channel, message)) = self.admit_datagram(message, false) else {
             return;
         };
         self.last_heard = now;
@@ -138,6 +182,11 @@ impl Session {
     }
 
     fn deliver(&mut self, channel: Channel, message: Received) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: message.message().clone(),
+        });
         self.inbound += message.message().len();
         self.counters.messages_in += 1;
         self.events
@@ -167,6 +216,37 @@ impl Session {
         }
     }
 
+    /// Parses a datagram's message and applies the admission rule on the
+    /// channel its type is registered on, which must be of the datagram's
+    /// kind (`sequenced`: a sequenced or snapshot channel; else an
+    /// unreliable one). A message that breaks the rule closes the
+    /// connection.
+    fn admit_datagram(&mut self, message: Bytes, sequenced: bool) -> Option<(Channel, Received)> {
+        let id = match Received::parse(message.clone()) {
+            Ok(m) => m.id(),
+            Err(e) => {
+                self.violation(&format_args!("bad message id: {e}"));
+                return None;
+            }
+        };
+        let Some((channel, kind)) = self.config.protocol.kind_of(id) else {
+            self.violation(&format_args!("unknown message id {id}"));
+            return None;
+        };
+        let fits = if sequenced {
+            kind.is_sequenced()
+        } else {
+            kind == ChannelKind::Unreliable
+        };
+        if !fits {
+            self.violation(&format_args!(
+                "message id {id} is registered on {channel:?} ({kind:?}), not in this datagram"
+            ));
+            return None;
+        }
+        self.admit(channel, message).map(|m| (channel, m))
+    }
+
     /// Counts one message against the receive rate (servers only).
     fn rate(&mut self, now: Instant) -> Rate {
         match self.rate.as_mut().map(|r| r.handle_message(now)) {
@@ -181,7 +261,16 @@ impl Session {
         self.close(CloseCode::Flooding, "over the receive rate");
     }
 
+    fn heartbeat_tap(&mut self, channel: Channel) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: Bytes::from_static(&[HEARTBEAT_ID as u8]),
+        });
+    }
+
     fn heartbeat_heard(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::UNRELIABLE);
         match self.rate(now) {
             Rate::Close => self.flooding(),
             // A heartbeat over the rate is not a sign of life.
@@ -203,6 +292,7 @@ impl Session {
             .or_insert_with(|| InStream {
                 channel: None,
                 frames: FrameDecoder::new(MAX_HANDSHAKE_FRAME),
+                finished: false,
             })
             .frames
             .handle_bytes(bytes);
@@ -282,9 +372,13 @@ impl Session {
                 let Some(header) = stream.frames.poll_header().map_err(|e| e.to_string())? else {
                     return Ok(None);
                 };
-                let channel = channel_of(header)
+                let (channel, kind) = u8::try_from(header)
+                    .ok()
+                    .map(Channel)
+                    .and_then(|c| Some((c, self.config.protocol.channel(c)?.kind)))
+                    .filter(|(_, kind)| kind.is_reliable())
                     .ok_or_else(|| format!("stream header names no reliable channel: {header}"))?;
-                if taken.contains(&channel) {
+                if kind == ChannelKind::ReliableOrdered && taken.contains(&channel) {
                     return Err(format!("a second stream for {channel:?}"));
                 }
                 stream.channel = Some(channel);
@@ -314,16 +408,12 @@ impl Session {
     }
 
     fn heartbeat_heard_reliable(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::RELIABLE);
         match self.rate(now) {
             Rate::Accept => self.last_heard = now,
             Rate::Drop | Rate::Close => self.flooding(),
         }
     }
-}
-
-/// The reliable channel a stream header names.
-fn channel_of(header: u64) -> Option<Channel> {
-    (header == Channel::Reliable as u64).then_some(Channel::Reliable)
 }
 
 /// Id 0 with an empty body.

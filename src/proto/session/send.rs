@@ -1,22 +1,28 @@
 //! The send path: messages in, stream writes and datagrams out. A message
 //! arrives encoded once ([`Outgoing`]) with its id beside it; nothing here
-//! parses it again.
+//! parses it again. What each channel does is its kind's
+//! ([`ChannelKind`]).
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
-use super::state::{OutStream, Session, State, StreamId, StreamWrite, Transmit};
+use super::state::{
+    OutQueue, OutStream, Session, State, StreamWrite, Tap, Transmit, UnorderedWrite,
+};
 use crate::proto::{
-    Channel, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, Outgoing, SendError, frame_header,
-    stream_header,
+    Channel, ChannelKind, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, HEARTBEAT_ID, Outgoing,
+    ParsedDatagram, SendError, SnapshotHeader, frame_header, snapshot_datagram,
+    snapshot_datagram_len, split_datagram, stream_header,
 };
 
 impl Session {
-    /// Queues `message` on `channel` ([`Channel::Reliable`] or
-    /// [`Channel::Unreliable`]; snapshots go through
-    /// [`send_datagrams`](Self::send_datagrams)).
+    /// Queues `message` on `channel`, as the channel's kind delivers:
+    /// ordered on its stream, unordered on a stream of its own, packed in a
+    /// datagram, or sequenced in a datagram of its own. Snapshots go
+    /// through [`send_datagrams`](Self::send_datagrams), encoded once for
+    /// every client.
     ///
     /// # Errors
     /// [`SendError::NotConnected`] before the handshake is done or after
@@ -24,10 +30,10 @@ impl Session {
     /// message on `channel`, [`SendError::TooLarge`], or
     /// [`SendError::QueueFull`] when the reliable backlog is full.
     pub fn send(&mut self, channel: Channel, message: &Outgoing) -> Result<(), SendError> {
-        self.check_send(message.id(), channel)?;
+        let kind = self.check_send(message.id(), channel)?;
         let frame = message.frame();
-        match channel {
-            Channel::Reliable => {
+        match kind {
+            ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered => {
                 let max = self.config.limits.max_message_size;
                 if frame.len() > max {
                     return Err(SendError::TooLarge {
@@ -42,10 +48,14 @@ impl Session {
                 {
                     return Err(SendError::QueueFull(self.id_or_zero()));
                 }
-                let stream = self.reliable_stream(channel);
-                self.push_stream(stream, frame.clone(), true);
+                if kind == ChannelKind::ReliableOrdered {
+                    let stream = self.channel_stream(channel);
+                    self.push_stream(stream, frame.clone(), true);
+                } else {
+                    self.push_unordered(channel, frame);
+                }
             }
-            Channel::Unreliable => {
+            ChannelKind::Unreliable => {
                 let size = 1 + frame.len();
                 if size > DATAGRAM_BUDGET {
                     return Err(SendError::TooLarge {
@@ -57,16 +67,42 @@ impl Session {
                     self.push_datagram(full);
                 }
             }
-            Channel::Snapshot => return Err(SendError::NotRegistered(message.id())),
+            ChannelKind::Sequenced => {
+                let seq = self.seqs.entry(message.id()).or_insert(0);
+                *seq += 1;
+                let header = SnapshotHeader {
+                    seq: *seq,
+                    chunk: 0,
+                    chunks: 1,
+                };
+                let size = snapshot_datagram_len(header, message.message_len());
+                if size > DATAGRAM_BUDGET {
+                    return Err(SendError::TooLarge {
+                        size,
+                        max: DATAGRAM_BUDGET,
+                    });
+                }
+                let body = message.message();
+                let datagram = snapshot_datagram(&mut BytesMut::new(), header, body.len(), |w| {
+                    w.put_slice(&body);
+                });
+                self.push_datagram(datagram);
+            }
+            ChannelKind::Snapshot => return Err(SendError::NotRegistered(message.id())),
         }
+        self.tap(|| Tap::Message {
+            sent: true,
+            channel,
+            message: message.message(),
+        });
         self.counters.messages_out += 1;
         self.sent_since_beat = true;
         Ok(())
     }
 
     /// Queues datagrams built once for many connections, each carrying one
-    /// message `id` of `channel` (a snapshot's chunks, a large unreliable
-    /// message); each must fit [`DATAGRAM_BUDGET`].
+    /// message `id` of `channel` (a snapshot's chunks, a sequenced message,
+    /// a large unreliable message); each must fit [`DATAGRAM_BUDGET`].
     ///
     /// # Errors
     /// As [`send`](Self::send); nothing is queued on an error.
@@ -76,7 +112,10 @@ impl Session {
         channel: Channel,
         datagrams: &[Bytes],
     ) -> Result<(), SendError> {
-        self.check_send(id, channel)?;
+        let kind = self.check_send(id, channel)?;
+        if kind.is_reliable() {
+            return Err(SendError::NotRegistered(id));
+        }
         if let Some(big) = datagrams.iter().find(|d| d.len() > DATAGRAM_BUDGET) {
             return Err(SendError::TooLarge {
                 size: big.len(),
@@ -84,6 +123,11 @@ impl Session {
             });
         }
         for datagram in datagrams {
+            self.tap(|| Tap::Message {
+                sent: true,
+                channel,
+                message: datagram_message(datagram),
+            });
             self.push_datagram(datagram.clone());
         }
         self.counters.messages_out += datagrams.len() as u64;
@@ -104,25 +148,43 @@ impl Session {
         }
     }
 
-    /// The streams with something to write, in the order to write them.
-    pub fn writable_streams(&self) -> impl Iterator<Item = StreamId> + '_ {
+    /// The streams with something to write, highest priority first.
+    pub fn writable_streams(&self) -> impl Iterator<Item = OutStream> + '_ {
         self.out_streams
             .iter()
             .filter(|s| !s.queue.is_empty())
-            .map(|s| s.id)
+            .map(|s| s.stream)
+    }
+
+    /// The priority the driver gives `stream` (QUIC stream priority).
+    #[must_use]
+    pub fn stream_priority(&self, stream: OutStream) -> i32 {
+        self.out_streams
+            .iter()
+            .find(|s| s.stream == stream)
+            .map_or(0, |s| s.priority)
     }
 
     /// The next write on `stream`, taken off the session's backlog.
     #[must_use]
-    pub fn poll_stream(&mut self, stream: StreamId) -> Option<StreamWrite> {
-        let out = self.out_streams.iter_mut().find(|s| s.id == stream)?;
+    pub fn poll_stream(&mut self, stream: OutStream) -> Option<StreamWrite> {
+        let out = self.out_streams.iter_mut().find(|s| s.stream == stream)?;
         let write = out.queue.pop_front()?;
         if let StreamWrite::Data(data) = &write {
             out.queued -= data.len();
-            if stream != StreamId::CONTROL {
+            if stream != OutStream::Control {
                 self.backlog = self.backlog.saturating_sub(data.len());
             }
         }
+        Some(write)
+    }
+
+    /// The next message of a reliable-unordered channel: the driver writes
+    /// it on a unidirectional stream of its own and finishes the stream.
+    #[must_use]
+    pub fn poll_unordered(&mut self) -> Option<UnorderedWrite> {
+        let write = self.unordered.pop_front()?;
+        self.backlog = self.backlog.saturating_sub(write.data.len());
         Some(write)
     }
 
@@ -151,53 +213,73 @@ impl Session {
         };
         // A full backlog already shows the peer we are alive.
         if !self.sent_since_beat && self.backlog < self.config.limits.reliable_backlog {
-            let stream = self.reliable_stream(Channel::Reliable);
+            let stream = self.channel_stream(Channel::RELIABLE);
             self.push_stream(stream, Bytes::from_static(&HEARTBEAT_FRAME), true);
+            self.tap(|| Tap::Message {
+                sent: true,
+                channel: Channel::RELIABLE,
+                message: Bytes::from_static(&[HEARTBEAT_ID as u8]),
+            });
         }
         self.sent_since_beat = false;
         self.heartbeat_at = Some(now + every);
     }
 
-    fn check_send(&self, id: u32, channel: Channel) -> Result<(), SendError> {
+    /// The one admission rule on the way out, and the channel's kind.
+    fn check_send(&self, id: u32, channel: Channel) -> Result<ChannelKind, SendError> {
         if self.state != State::Open {
             return Err(SendError::NotConnected(self.id_or_zero()));
         }
-        self.config
-            .protocol
+        let protocol = &self.config.protocol;
+        protocol
             .admits(id, channel, self.role)
-            .map(|_| ())
-            .map_err(|_| SendError::NotRegistered(id))
+            .map_err(|_| SendError::NotRegistered(id))?;
+        protocol
+            .channel(channel)
+            .map(|c| c.kind)
+            .ok_or(SendError::NotRegistered(id))
     }
 
     fn id_or_zero(&self) -> ClientId {
         self.client.unwrap_or(ClientId(0))
     }
 
-    /// The stream of a reliable channel, opened (its header queued) on
-    /// first use.
-    fn reliable_stream(&mut self, channel: Channel) -> usize {
-        if let Some(i) = self
-            .out_streams
-            .iter()
-            .position(|s| s.id != StreamId::CONTROL && s.id.is_uni())
-        {
+    /// The stream of a reliable-ordered channel, its header (the channel's
+    /// index) queued on first use.
+    fn channel_stream(&mut self, channel: Channel) -> usize {
+        let stream = OutStream::Channel(channel);
+        if let Some(i) = self.out_streams.iter().position(|s| s.stream == stream) {
             return i;
         }
-        let id = StreamId::uni(self.role, self.opened_uni);
-        self.opened_uni += 1;
-        let (bytes, n) = stream_header(channel);
-        self.out_streams.push(OutStream {
-            id,
+        let priority = self
+            .config
+            .protocol
+            .channel(channel)
+            .map_or(0, |c| c.priority);
+        let i = self.new_queue(stream, priority);
+        self.push_stream(i, channel_header(channel), false);
+        i
+    }
+
+    fn new_queue(&mut self, stream: OutStream, priority: i32) -> usize {
+        self.out_streams.push(OutQueue {
+            stream,
+            priority,
             queue: VecDeque::new(),
             queued: 0,
         });
-        let i = self.out_streams.len() - 1;
-        self.push_stream(
-            i,
-            Bytes::copy_from_slice(bytes.get(..n).unwrap_or_default()),
-            false,
-        );
-        i
+        // Highest priority first; the control stream before all.
+        self.out_streams.sort_by_key(|q| {
+            (
+                q.stream != OutStream::Control,
+                core::cmp::Reverse(q.priority),
+                q.stream,
+            )
+        });
+        self.out_streams
+            .iter()
+            .position(|q| q.stream == stream)
+            .unwrap_or(0)
     }
 
     fn push_stream(&mut self, index: usize, data: Bytes, counts: bool) {
@@ -210,35 +292,53 @@ impl Session {
         }
     }
 
-    /// Queues one length-framed message on `stream` (the control stream's
-    /// hello or reply).
-    pub(super) fn write_frame(&mut self, stream: StreamId, payload: &[u8]) {
+    /// A message of a reliable-unordered channel, behind the channel's
+    /// header, for a stream of its own.
+    fn push_unordered(&mut self, channel: Channel, frame: &Bytes) {
+        let header = channel_header(channel);
+        let mut data = BytesMut::with_capacity(header.len() + frame.len());
+        data.extend_from_slice(&header);
+        data.extend_from_slice(frame);
+        let priority = self
+            .config
+            .protocol
+            .channel(channel)
+            .map_or(0, |c| c.priority);
+        self.backlog += data.len();
+        self.unordered.push_back(UnorderedWrite {
+            priority,
+            data: data.freeze(),
+        });
+    }
+
+    /// Queues one length-framed message on the control stream (the hello
+    /// or its reply).
+    pub(super) fn write_frame(&mut self, payload: &[u8]) {
         let (header, n) = frame_header(payload.len());
         let mut frame = Vec::with_capacity(n + payload.len());
         frame.extend_from_slice(header.get(..n).unwrap_or_default());
         frame.extend_from_slice(payload);
-        let index = self.control_stream(stream);
+        let index = self.control_queue();
         self.push_stream(index, Bytes::from(frame), false);
     }
 
-    /// Queues the end of `stream`.
-    pub(super) fn finish_stream(&mut self, stream: StreamId) {
-        let index = self.control_stream(stream);
+    /// Queues the end of the control stream.
+    pub(super) fn finish_control(&mut self) {
+        let index = self.control_queue();
         if let Some(out) = self.out_streams.get_mut(index) {
             out.queue.push_back(StreamWrite::Finish);
         }
     }
 
-    fn control_stream(&mut self, stream: StreamId) -> usize {
-        if let Some(i) = self.out_streams.iter().position(|s| s.id == stream) {
-            return i;
+    fn control_queue(&mut self) -> usize {
+        match self
+            .out_streams
+            .iter()
+            .position(|s| s.stream == OutStream::Control)
+        {
+            Some(i) => i,
+            None => self.new_queue(OutStream::Control, i32::MAX),
         }
-        self.out_streams.push(OutStream {
-            id: stream,
-            queue: VecDeque::new(),
-            queued: 0,
-        });
-        self.out_streams.len() - 1
     }
 
     /// Queues a datagram; past the send buffer the oldest queued ones are
@@ -260,5 +360,23 @@ impl Session {
         }
         self.datagrams_queued += datagram.len();
         self.transmits.push_back(Transmit::Datagram(datagram));
+    }
+}
+
+/// A reliable stream's header: the channel's index as a varint.
+fn channel_header(channel: Channel) -> Bytes {
+    let (bytes, n) = stream_header(channel);
+    Bytes::copy_from_slice(bytes.get(..n).unwrap_or_default())
+}
+
+/// The message a datagram that carries one message holds (a capture's
+/// record of it): a snapshot chunk's message, or the one packed message.
+fn datagram_message(datagram: &Bytes) -> Bytes {
+    match split_datagram(datagram) {
+        Ok(ParsedDatagram::Snapshot(_, message)) => message,
+        Ok(ParsedDatagram::Unreliable(mut messages)) if messages.len() == 1 => {
+            messages.pop().unwrap_or_default()
+        }
+        _ => datagram.clone(),
     }
 }

@@ -15,7 +15,7 @@
 //!
 //! Every state before `Open` ends at the handshake deadline.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,6 +46,9 @@ pub struct SessionConfig {
     pub limits: Limits,
     /// Client side: the token for the server's auth callback.
     pub token: Option<Vec<u8>>,
+    /// Keep a copy of every message sent and received for a capture
+    /// ([`Session::poll_tap`]).
+    pub tap: bool,
 }
 
 impl SessionConfig {
@@ -56,6 +59,7 @@ impl SessionConfig {
             protocol,
             limits,
             token: None,
+            tap: false,
         }
     }
 }
@@ -100,6 +104,29 @@ impl StreamId {
     }
 }
 
+/// A stream the session writes, named by what it carries: the driver
+/// opens it on first use (a client's control stream is its first
+/// bidirectional stream; on a server, the control stream is the one the
+/// client opened) and gives it the session's priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OutStream {
+    /// The control stream: the hello and its reply.
+    Control,
+    /// The stream of a reliable-ordered channel, one per direction.
+    Channel(Channel),
+}
+
+/// A message of a reliable-unordered channel: the driver opens a fresh
+/// unidirectional stream for it, writes `data` (the channel header and the
+/// frame) and finishes the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnorderedWrite {
+    /// The channel's priority, for the stream.
+    pub priority: i32,
+    /// The stream's whole contents.
+    pub data: Bytes,
+}
+
 /// What the session asks its driver to do with a stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamWrite {
@@ -121,6 +148,25 @@ pub enum Transmit {
         /// The reason, for the peer's logs and events.
         reason: Bytes,
     },
+}
+
+/// A copy of what went through a session, for a capture, when
+/// [`SessionConfig::tap`] is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tap {
+    /// A message (`id + body`; a heartbeat is the byte `00`).
+    Message {
+        /// Sent by this side (or received).
+        sent: bool,
+        /// Its channel.
+        channel: Channel,
+        /// The message as it travelled.
+        message: Bytes,
+    },
+    /// The handshake is done.
+    Connected,
+    /// The connection ended.
+    Closed(String),
 }
 
 /// What happened on a session, for the application.
@@ -166,10 +212,11 @@ pub(super) enum State {
     Closed,
 }
 
-/// A stream the session writes.
+/// What waits to be written on one of the session's streams.
 #[derive(Debug)]
-pub(super) struct OutStream {
-    pub(super) id: StreamId,
+pub(super) struct OutQueue {
+    pub(super) stream: OutStream,
+    pub(super) priority: i32,
     pub(super) queue: VecDeque<StreamWrite>,
     /// Bytes in `queue`.
     pub(super) queued: usize,
@@ -181,6 +228,8 @@ pub(super) struct InStream {
     /// The channel it carries, once its header arrived (uni streams).
     pub(super) channel: Option<Channel>,
     pub(super) frames: FrameDecoder,
+    /// The peer finished it (a reliable-unordered channel's stream).
+    pub(super) finished: bool,
 }
 
 /// One connection's state machine. See the module docs.
@@ -218,9 +267,12 @@ pub struct Session {
     pub(super) auth: Option<AuthRequest>,
 
     // Sending.
-    pub(super) out_streams: Vec<OutStream>,
-    /// Uni streams this side has opened.
-    pub(super) opened_uni: u64,
+    pub(super) out_streams: Vec<OutQueue>,
+    /// Messages of reliable-unordered channels, each for a stream of its own.
+    pub(super) unordered: VecDeque<UnorderedWrite>,
+    /// The next sequence number per message id this session sends on a
+    /// sequenced channel.
+    pub(super) seqs: HashMap<u32, u64>,
     /// Bytes queued on reliable streams, bounded by `limits.reliable_backlog`.
     pub(super) backlog: usize,
     pub(super) packer: UnreliablePacker,
@@ -229,6 +281,8 @@ pub struct Session {
     pub(super) datagrams_queued: usize,
 
     pub(super) counters: Counters,
+    /// Copies for a capture, when the config asks.
+    pub(super) taps: VecDeque<Tap>,
     /// Why it closed.
     pub(super) closed: Option<DisconnectReason>,
 }
@@ -272,12 +326,14 @@ impl Session {
             held_back: false,
             auth: None,
             out_streams: Vec::new(),
-            opened_uni: 0,
+            unordered: VecDeque::new(),
+            seqs: HashMap::new(),
             backlog: 0,
             packer: UnreliablePacker::new(),
             transmits: VecDeque::new(),
             datagrams_queued: 0,
             counters: Counters::default(),
+            taps: VecDeque::new(),
             closed: None,
             config,
         }
@@ -356,8 +412,8 @@ impl Session {
                 return;
             }
             let hello = Hello::new(&self.config.protocol, self.config.token.clone());
-            self.write_frame(StreamId::CONTROL, &hello.to_vec());
-            self.finish_stream(StreamId::CONTROL);
+            self.write_frame(&hello.to_vec());
+            self.finish_control();
         }
         self.parse_control(now);
     }
@@ -384,17 +440,17 @@ impl Session {
         self.finish_closed(reason);
     }
 
-    /// The QUIC figures of the connection, refreshed by the driver (at
-    /// least once a second: [`poll_timeout`](Self::poll_timeout) asks).
-    pub fn handle_path_stats(&mut self, path: PathStats) {
-        self.counters.set_path(path);
+    /// The QUIC figures of the connection, refreshed by the driver when
+    /// [`poll_timeout`](Self::poll_timeout) fires (at least once a second,
+    /// for the rates in [`stats`](Self::stats)) and whenever it likes.
+    pub fn handle_path_stats(&mut self, now: Instant, path: PathStats) {
+        self.counters.set_path(now, path);
     }
 
     /// Fires the timers due at `now`; spurious calls do nothing. A driver
     /// also calls it when the application woke it, so work the application
     /// made possible (room in a full inbound queue) gets done.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.counters.handle_timeout(now);
         if self.state == State::Closed {
             return;
         }
@@ -474,6 +530,19 @@ impl Session {
         core::mem::take(&mut self.resume)
     }
 
+    /// The next copy for a capture (only with [`SessionConfig::tap`]).
+    #[must_use]
+    pub fn poll_tap(&mut self) -> Option<Tap> {
+        self.taps.pop_front()
+    }
+
+    /// Keeps a copy for a capture.
+    pub(super) fn tap(&mut self, tap: impl FnOnce() -> Tap) {
+        if self.config.tap {
+            self.taps.push_back(tap());
+        }
+    }
+
     /// Whether events wait for the application.
     #[must_use]
     pub fn has_events(&self) -> bool {
@@ -504,8 +573,8 @@ impl Session {
                 let reply = HelloReply::Welcome {
                     client_id: client.0,
                 };
-                self.write_frame(StreamId::CONTROL, &reply.to_vec());
-                self.finish_stream(StreamId::CONTROL);
+                self.write_frame(&reply.to_vec());
+                self.finish_control();
                 self.open(now, client, identity);
             }
             Err(reason) => self.refuse(now, reason),
@@ -548,7 +617,9 @@ impl Session {
         self.auth = None;
         // What is still queued will never go out.
         self.out_streams.clear();
+        self.unordered.clear();
         self.backlog = 0;
+        self.tap(|| Tap::Closed(reason.to_string()));
         self.closed = Some(reason.clone());
         if told {
             self.events.push_back(SessionEvent::Closed(reason));
@@ -567,6 +638,7 @@ impl Session {
         {
             self.heartbeat_at = Some(now + every);
         }
+        self.tap(|| Tap::Connected);
         self.events
             .push_back(SessionEvent::Connected { client, identity });
     }
@@ -576,8 +648,8 @@ impl Session {
     pub(super) fn refuse(&mut self, now: Instant, reason: RefuseReason) {
         tracing::debug!(peer = %self.peer, "refused: {reason}");
         let reply = HelloReply::Refused(reason.clone());
-        self.write_frame(StreamId::CONTROL, &reply.to_vec());
-        self.finish_stream(StreamId::CONTROL);
+        self.write_frame(&reply.to_vec());
+        self.finish_control();
         self.state = State::Refusing;
         self.close_at = Some(
             self.deadline

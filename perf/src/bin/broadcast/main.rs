@@ -468,7 +468,9 @@ impl Bench {
         wait_for_clients(&mut zao, n);
         let zao_connect = rss_kib().unwrap_or(0).saturating_sub(before) as f64 / n as f64;
         let (bare, bare_connect) = if bare {
-            let mut server = BareServer::start(&limits(), workers, BARE_THREADS).unwrap();
+            let mut server =
+                BareServer::start(&limits(), &zao_messages::protocol(), workers, BARE_THREADS)
+                    .unwrap();
             let before = rss_kib().unwrap_or(0);
             let config = FleetConfig::bare(&server, &limits(), CONNECT_WAVE)
                 .unwrap()
