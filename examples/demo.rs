@@ -36,6 +36,7 @@ use zao::quic::{ClientId, ConditionerConfig};
 use zao_messages::{
     Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, WorldSnapshot, samples,
 };
+use zao_perf::{percentile, process_cpu, rss_kib};
 
 /// Command-line settings.
 #[derive(Clone, Debug)]
@@ -325,30 +326,6 @@ fn client_app(
     app
 }
 
-// ---- report ----
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted
-        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
-        .copied()
-        .unwrap_or_default()
-}
-
-/// Process CPU time, from /proc (Linux; clock ticks of 1/100 s).
-fn cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-fn rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 fn main() {
     let settings = match settings() {
         Ok(s) => s,
@@ -380,7 +357,7 @@ fn main() {
         .map(|i| client_app(&settings, addr, hash, 100 + i as u64))
         .collect();
 
-    let cpu_start = cpu_time();
+    let cpu_start = process_cpu();
     let start = Instant::now();
     let run_for = Duration::from_secs_f64(settings.seconds);
     let mut next_progress = start + Duration::from_secs(1);
@@ -415,7 +392,9 @@ fn main() {
         std::thread::sleep(Duration::from_micros(500));
     }
     let wall = start.elapsed();
-    let cpu = cpu_start.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
+    let cpu = cpu_start
+        .zip(process_cpu())
+        .map(|(a, b)| b.saturating_sub(a));
     // The server stops ticking; the clients read what is still in flight.
     let drain = Instant::now() + Duration::from_millis(500);
     while Instant::now() < drain {
@@ -537,8 +516,8 @@ fn main() {
         ),
         None => println!("process CPU: n/a on this platform"),
     }
-    if let Some(rss) = rss_mib() {
-        println!("process memory (RSS): {rss:.1} MiB");
+    if let Some(rss) = rss_kib() {
+        println!("process memory (RSS): {:.1} MiB", rss as f64 / 1024.0);
     }
     for (client, reason) in &roster.left {
         println!("client {} left: {reason}", client.0);

@@ -46,10 +46,10 @@ pub use datagram::{
     parse_unreliable, snapshot_datagram, snapshot_datagram_len, split_datagram,
     unreliable_datagram,
 };
-pub use framing::{FrameDecoder, FrameError, frame_header};
+pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{
-    HEARTBEAT_ID, Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, VERSION, check_hello,
-    versions_compatible,
+    HEARTBEAT_FRAME, HEARTBEAT_ID, Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, VERSION,
+    check_hello, versions_compatible,
 };
 pub use limits::{DATAGRAM_BUDGET, DuplicateIdentity, Limits, LimitsError};
 pub use local::{LOCAL_ADDR, LocalLink};

@@ -195,18 +195,3 @@ pub fn golden_files() -> Vec<(&'static str, Vec<u8>)> {
     })
     .collect()
 }
-
-/// Resident memory of this process in KiB, from /proc (Linux; 0 elsewhere).
-pub fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}

@@ -637,9 +637,9 @@ impl Session {
         self.last_heard = now;
         self.counters.start(now);
         if self.role == Role::Client
-            && let Some(silence) = self.config.limits.silence_timeout
+            && let Some(every) = self.config.limits.heartbeat_interval()
         {
-            self.heartbeat_at = Some(now + silence / 4);
+            self.heartbeat_at = Some(now + every);
         }
         self.tap(|| Tap::Connected);
         self.events
