@@ -31,16 +31,19 @@
 
 #[path = "../benches/support/mod.rs"]
 mod support;
+#[path = "../benches/support/text_sizes.rs"]
+mod text_sizes;
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use support::cases::{KINDS, Kind};
 use support::harness::{Case, Op};
 use support::libs::{RAW, ZAO};
+use zao_perf::{Section, machine, today};
 
 /// Worker processes; each row reports the median of theirs.
 const PROCESSES: usize = 3;
@@ -431,9 +434,9 @@ fn report(filter: &Filter, save: Option<&Path>) {
     }
     let svg = svg(&results);
     let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root);
-    // examples/broadcast.rs owns a marked section of the same file: carry it over.
+    // zao-perf's broadcast tool owns a marked section of the same file: carry it over.
     let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
-    if let Some(block) = broadcast_section(&old) {
+    if let Some(block) = Section::new("broadcast").find(&old) {
         markdown = format!("{}\n\n{block}\n", markdown.trim_end());
     }
     fs::create_dir_all(root.join("docs")).expect("create docs/");
@@ -497,16 +500,6 @@ fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
             ))
         })
         .collect()
-}
-
-/// The section of BENCHMARKS.md that `examples/broadcast.rs` writes, its
-/// markers included.
-fn broadcast_section(old: &str) -> Option<&str> {
-    const START: &str = "<!-- broadcast:start -->";
-    const END: &str = "<!-- broadcast:end -->";
-    let start = old.find(START)?;
-    let end = start + old[start..].find(END)? + END.len();
-    Some(&old[start..end])
 }
 
 /// One target's verdict, with a line of evidence per case.
@@ -884,6 +877,8 @@ fn markdown(
         case_table(w, r);
     }
 
+    w.push_str(&text_sizes::section());
+
     writeln!(w, "## Method\n").unwrap();
     for line in [
         "**Same data everywhere.** Zao encodes `zao_messages` types; the peers encode \
@@ -1187,25 +1182,6 @@ fn svg(results: &[CaseResult]) -> String {
     s
 }
 
-/// CPU model and core count from `/proc/cpuinfo`, and the kernel.
-fn machine() -> String {
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-        .map_or("unknown CPU".to_owned(), |(_, m)| m.trim().to_owned());
-    let cores = cpuinfo
-        .lines()
-        .filter(|l| l.starts_with("processor"))
-        .count();
-    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!(
-        "{model}, {cores} logical cores, {} Linux {}",
-        std::env::consts::ARCH,
-        kernel.trim()
-    )
-}
-
 fn rustc_version() -> String {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
     std::process::Command::new(rustc)
@@ -1245,22 +1221,4 @@ fn crate_versions(root: &Path) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
-fn today() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // Howard Hinnant's civil_from_days.
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }

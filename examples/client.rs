@@ -34,21 +34,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("connected as {id}");
 
     // Every message a client may send, once each on its channel.
-    client.send(Channel::Reliable, &samples::spawn_entity())?;
-    client.send(Channel::Reliable, &samples::inventory(8))?;
+    client.send(Channel::RELIABLE, &samples::spawn_entity())?;
+    client.send(Channel::RELIABLE, &samples::inventory(8))?;
     let start = Instant::now();
     let mut received: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut tick = 0u32;
     while start.elapsed() < Duration::from_secs(seconds) {
         client.send(
-            Channel::Unreliable,
+            Channel::UNRELIABLE,
             &PlayerInput {
                 tick,
                 ..samples::player_input()
             },
         )?;
         client.send(
-            Channel::Unreliable,
+            Channel::UNRELIABLE,
             &PlayerMoved {
                 entity: id.0 as u32,
                 ..samples::player_moved()
@@ -57,8 +57,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.flush();
         while let Some(event) = client.poll_event() {
             match event {
-                ClientEvent::Message { channel, payload } => {
-                    let (name, detail) = match GameMessage::decode(&payload)? {
+                ClientEvent::Message { channel, message } => {
+                    let (name, detail) = match GameMessage::decode(message.message())? {
                         GameMessage::PlayerMoved(m) => {
                             ("PlayerMoved", format!("entity {}", m.entity))
                         }
@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     println!("disconnected: {reason}");
                     return Ok(());
                 }
-                ClientEvent::Connected { .. } => {}
+                _ => {}
             }
         }
         tick += 1;

@@ -49,27 +49,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while start.elapsed() < Duration::from_secs(seconds) {
         while let Some(event) = server.poll_event() {
             match event {
-                ServerEvent::Connected { client, addr } => {
+                ServerEvent::Connected { client, addr, .. } => {
                     ever_connected = true;
                     println!("+ {client} from {addr}");
                     // A newcomer gets its avatar and an inventory, reliably.
                     server.send(
                         Target::One(client),
-                        Channel::Reliable,
+                        Channel::RELIABLE,
                         &samples::spawn_entity(),
                     )?;
                     server.send(
                         Target::One(client),
-                        Channel::Reliable,
+                        Channel::RELIABLE,
                         &samples::inventory(16),
                     )?;
                 }
                 ServerEvent::Refused { addr, reason } => println!("x {addr} refused: {reason}"),
                 ServerEvent::Disconnected { client, reason } => println!("- {client}: {reason}"),
                 ServerEvent::Message {
-                    client, payload, ..
+                    client, message, ..
                 } => {
-                    let name = match GameMessage::decode(&payload) {
+                    let name = match GameMessage::decode(message.message()) {
                         Ok(GameMessage::PlayerMoved(_)) => "PlayerMoved",
                         Ok(GameMessage::PlayerInput(_)) => "PlayerInput",
                         Ok(GameMessage::SpawnEntity(_)) => "SpawnEntity",
@@ -86,6 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                     *count += 1;
                 }
+                _ => {}
             }
         }
         server.send_snapshot(
@@ -97,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         server.send(
             Target::All,
-            Channel::Unreliable,
+            Channel::UNRELIABLE,
             &PlayerMoved {
                 entity: n,
                 ..samples::player_moved()

@@ -39,9 +39,16 @@ else
     mapfile -t targets < <(cargo fuzz list --fuzz-dir fuzz)
 fi
 
-# The golden vectors seed the decoder's corpus (copies: the corpus is ours to grow).
+# The golden vectors seed the decoder's corpus, and fuzz/seeds/<target>/ (the
+# committed seeds, replayed by `cargo test`) seed theirs (copies: the corpus
+# is ours to grow).
 mkdir -p fuzz/corpus/decode_messages fuzz/artifacts
 cp -n assets/golden/*.bin fuzz/corpus/decode_messages/ 2>/dev/null || true
+for seeds in fuzz/seeds/*/; do
+    target=$(basename "$seeds")
+    mkdir -p "fuzz/corpus/$target"
+    cp -n "$seeds"* "fuzz/corpus/$target/" 2>/dev/null || true
+done
 
 failed=()
 summary=()

@@ -1,14 +1,18 @@
-//! Link rows L1–L8 of the test matrix: a server and a client over loopback
-//! QUIC, both ends' packets through the seeded link conditioner, and the
-//! guarantees each channel keeps:
-//! - reliable: every message exactly once, in order;
-//! - snapshot: delivered ticks strictly increase, a loss never delays later
-//!   snapshots, the delivered fraction stays above a calibrated bound;
-//! - unreliable: at most once;
+//! Link rows L1–L8 of the test matrix on the simulated network, both
+//! directions: a server and two clients over quinn-proto on a virtual
+//! clock, every link seeded. Every tick the server broadcasts a snapshot, a
+//! reliable and an unreliable message, and every client sends a reliable
+//! and an unreliable message. The guarantees:
+//! - reliable: every message exactly once, in order, both ways;
+//! - unreliable: at most once, both ways;
+//! - snapshot: ticks never go backwards, a loss never delays later ones,
+//!   the delivered fraction stays above (1 − loss) − 2 % where the link's
+//!   reordering allows it (docs/LINKS.md gives the measured figures and why
+//!   L4–L6 cannot reach it with newest-wins delivery);
 //! - a blackhole shorter than the idle timeout keeps the connection, a
 //!   longer one ends it within (T, 2T).
 //!
-//! Each scenario prints its measured figures (run with `--nocapture`).
+//! Each scenario prints its figures (`--nocapture`).
 
 // Test code: a panic is a failed test, so indexing and unwrap are fine here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -16,282 +20,197 @@
 mod common;
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::net::{client_config, connect, server_with, wait_server};
-use zao::proto::Channel;
-use zao::quic::{ClientEvent, ConditionerConfig, DisconnectReason, Limits, ServerEvent, Target};
-use zao_messages::{GameMessage, PlayerMoved, SpawnEntity, WorldSnapshot, samples};
+use common::game::{Game, STEP};
+use zao::proto::{ClientEvent, DisconnectReason, Limits, Target};
+use zao::sim::{LinkSpec, Sim, SimClientConfig, SimServerConfig};
+use zao_messages::{WorldSnapshot, samples};
 
-/// Ticks per second the scenarios send at.
+/// Ticks per second.
 const HZ: u32 = 30;
 
-struct Outcome {
-    sent: u32,
-    delivered: u32,
-    latencies: Vec<Duration>,
-}
-
-impl Outcome {
-    fn fraction(&self) -> f64 {
-        f64::from(self.delivered) / f64::from(self.sent)
-    }
-
-    fn percentile(&self, p: f64) -> Duration {
-        let mut l = self.latencies.clone();
-        l.sort();
-        l.get(((l.len() as f64 * p) as usize).min(l.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    }
-}
-
 fn limits() -> Limits {
-    Limits {
-        handshake_timeout: Duration::from_secs(30),
-        ..Limits::default()
-    }
+    let mut limits = Limits::default();
+    // L5's 1 s latency with 25 % loss needs more than 5 s to shake hands.
+    limits.handshake_timeout = Duration::from_secs(30);
+    limits
 }
 
-/// Runs `seconds` of 30 Hz play under `conditions` in both directions and
-/// checks the channel guarantees; returns the snapshot figures.
-fn play(name: &str, conditions: ConditionerConfig, seconds: u32) -> Outcome {
-    let mut server = server_with(limits(), Some(conditions.with_seed(11)));
-    let mut config = client_config(&server);
-    config.conditioner = Some(conditions.with_seed(22));
-    config.limits = limits();
-    let (mut client, id) = connect(&mut server, config);
+/// Plays `seconds` of the game over `link` and checks the guarantees that
+/// hold on every link; returns the game for the scenario's own checks.
+fn scenario(name: &str, link: LinkSpec, seconds: u32) -> Game {
+    scenario_connected_over(name, link.clone(), link, seconds)
+}
 
-    let ticks = seconds * HZ;
-    let start = Instant::now();
-    let mut sent_at = Vec::with_capacity(ticks as usize);
-    let mut reliable = Vec::new();
-    let mut unreliable = HashSet::new();
-    let mut last_tick: Option<u32> = None;
-    let mut outcome = Outcome {
-        sent: ticks,
-        delivered: 0,
-        latencies: Vec::new(),
+fn scenario_connected_over(name: &str, connect: LinkSpec, link: LinkSpec, seconds: u32) -> Game {
+    let mut game = Game::connected_over(7, 2, connect, link.clone(), limits(), 32);
+    game.play(seconds * HZ, HZ);
+    game.drain(link.latency * 8 + Duration::from_secs(30));
+    game.assert_guarantees(name);
+    println!("{}", game.report(name));
+    // No head-of-line blocking: a snapshot arrives within the link's
+    // one-way latency and jitter (and, where the link holds datagrams back,
+    // three of the datagrams behind it: a tick), plus the poll step.
+    let held = if link.reorder > 0.0 {
+        Duration::from_secs(1) / HZ
+    } else {
+        Duration::ZERO
     };
-    let mut receive =
-        |client: &mut zao::quic::Client, sent_at: &[Instant], reliable: &mut Vec<u32>| {
-            while let Some(event) = client.poll_event() {
-                let ClientEvent::Message { channel, payload } = event else {
-                    assert!(
-                        matches!(event, ClientEvent::Connected { .. }),
-                        "{name}: {event:?}"
-                    );
-                    continue;
-                };
-                match (channel, GameMessage::decode(&payload).unwrap()) {
-                    (Channel::Reliable, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
-                    (Channel::Unreliable, GameMessage::PlayerMoved(m)) => {
-                        assert!(
-                            unreliable.insert(m.entity),
-                            "{name}: unreliable {} twice",
-                            m.entity
-                        );
-                    }
-                    (Channel::Snapshot, GameMessage::WorldSnapshot(s)) => {
-                        assert!(
-                            last_tick.is_none_or(|last| s.tick > last),
-                            "{name}: tick {} after {last_tick:?}",
-                            s.tick
-                        );
-                        last_tick = Some(s.tick);
-                        outcome.delivered += 1;
-                        outcome.latencies.push(sent_at[s.tick as usize].elapsed());
-                    }
-                    (channel, other) => panic!("{name}: {other:?} on {channel:?}"),
-                }
-            }
-        };
-    for tick in 0..ticks {
-        let due = start + Duration::from_secs_f64(f64::from(tick) / f64::from(HZ));
-        while Instant::now() < due {
-            receive(&mut client, &sent_at, &mut reliable);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        sent_at.push(Instant::now());
-        server
-            .send_snapshot(
-                Target::All,
-                &WorldSnapshot {
-                    tick,
-                    ..samples::world_snapshot(32)
-                },
-            )
-            .unwrap();
-        let spawn = SpawnEntity {
-            entity: tick,
-            ..samples::spawn_entity()
-        };
-        server
-            .send(Target::One(id), Channel::Reliable, &spawn)
-            .unwrap();
-        let moved = PlayerMoved {
-            entity: tick,
-            ..samples::player_moved()
-        };
-        server
-            .send(Target::All, Channel::Unreliable, &moved)
-            .unwrap();
-        server.flush();
-    }
-    // Drain: every reliable message must still arrive.
-    let drain_end = Instant::now() + conditions.latency * 4 + Duration::from_secs(20);
-    while reliable.len() < ticks as usize && Instant::now() < drain_end {
-        receive(&mut client, &sent_at, &mut reliable);
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    assert_eq!(
-        reliable,
-        (0..ticks).collect::<Vec<_>>(),
-        "{name}: reliable exactly once, in order"
-    );
-    assert!(server.stats(id).is_some(), "{name}: still connected");
-    println!(
-        "{name}: snapshots delivered {}/{} = {:.1} %, latency p50 {:?} p99 {:?}, unreliable {}/{}",
-        outcome.delivered,
-        outcome.sent,
-        100.0 * outcome.fraction(),
-        outcome.percentile(0.5),
-        outcome.percentile(0.99),
-        unreliable.len(),
-        ticks,
-    );
-    outcome
-}
-
-/// No head-of-line blocking: a snapshot arrives in about the link's one-way
-/// latency plus jitter, whatever was lost before it.
-fn assert_no_stall(name: &str, o: &Outcome, c: &ConditionerConfig) {
-    let bound = c.latency + c.jitter + Duration::from_millis(150);
+    let bound = link.latency + link.jitter + held + Duration::from_millis(50);
     assert!(
-        o.percentile(0.99) <= bound,
-        "{name}: p99 {:?} over {bound:?}",
-        o.percentile(0.99)
+        game.snapshot_p99() <= bound,
+        "{name}: snapshot p99 {:?} over {bound:?}",
+        game.snapshot_p99()
     );
+    game
 }
 
-fn scenario(name: &str, seconds: u32, min_fraction: f64) {
-    let c = ConditionerConfig::preset(name).unwrap();
-    let o = play(name, c, seconds);
+/// (1 − loss) − 2 %: the matrix's bound on snapshots delivered.
+fn matrix_bound(link: &LinkSpec) -> f64 {
+    (1.0 - link.loss) - 0.02
+}
+
+fn assert_fraction(name: &str, game: &Game, bound: f64) {
+    let got = game.snapshot_fraction();
     assert!(
-        o.fraction() >= min_fraction,
-        "{name}: delivered {:.3} < {min_fraction}",
-        o.fraction()
+        got >= bound,
+        "{name}: snapshots delivered {got:.3} < {bound:.3}"
     );
-    assert_no_stall(name, &o, &c);
 }
-
-// Bounds are (1 − loss) − 2 %, less what newest-wins drops by design where
-// jitter or reordering exceeds the 33 ms tick (calibrated; see each).
 
 #[test]
 fn l1_40ms_6ms_jitter_0_2_percent_loss() {
-    scenario("L1", 4, 0.998 - 0.02);
+    let link = LinkSpec::l1();
+    let game = scenario("L1", link.clone(), 20);
+    assert_fraction("L1", &game, matrix_bound(&link));
 }
 
 #[test]
 fn l2_100ms_15ms_jitter_2_percent_loss() {
-    scenario("L2", 4, 0.98 - 0.02);
+    let link = LinkSpec::l2();
+    let game = scenario("L2", link.clone(), 20);
+    assert_fraction("L2", &game, matrix_bound(&link));
 }
 
 #[test]
 fn l3_200ms_30ms_jitter_10_percent_loss() {
-    // ±30 ms jitter reorders some neighbours; the older one is then stale.
-    scenario("L3", 4, 0.90 - 0.12);
+    let game = scenario("L3", LinkSpec::l3(), 20);
+    // ±30 ms of jitter against a 33 ms tick overtakes about one snapshot
+    // in ten, and newest-wins drops it (docs/LINKS.md): 0.9 × 0.9.
+    assert_fraction("L3", &game, L3_DELIVERED - MARGIN);
 }
 
 #[test]
 fn l4_250ms_250ms_jitter_5_percent_loss_10_percent_duplicates() {
-    // ±250 ms jitter against a 33 ms tick: most snapshots are overtaken by
-    // a newer one, and newest-wins drops them. What arrives is fresh.
-    scenario("L4", 4, 0.10);
+    let game = scenario("L4", LinkSpec::l4(), 20);
+    // ±250 ms of jitter against a 33 ms tick: most snapshots are overtaken
+    // by a newer one, and newest-wins drops them (docs/LINKS.md).
+    assert_fraction("L4", &game, L4_DELIVERED - MARGIN);
 }
 
 #[test]
 fn l5_1s_100ms_jitter_25_percent_loss_25_percent_duplicates() {
-    // The short CI form of the soak (the 10-minute run is `soak` in
-    // tests/soak.rs): the link turns harsh after the handshake.
-    let c = ConditionerConfig {
-        start_after: Duration::from_secs(1),
-        ..ConditionerConfig::preset("L5").unwrap()
-    };
-    let o = play("L5", c, 5);
-    assert!(o.fraction() >= 0.45, "L5: delivered {:.3}", o.fraction());
-    assert_no_stall("L5", &o, &c);
+    // The short form of the soak (tests/soak.rs runs it for 10 minutes).
+    // QUIC's handshake under 25 % loss backs off for tens of seconds, so
+    // the clients connect over the latency alone (docs/LINKS.md).
+    let game = scenario_connected_over(
+        "L5",
+        LinkSpec::latency(Duration::from_secs(1)),
+        LinkSpec::l5(),
+        20,
+    );
+    assert_fraction("L5", &game, L5_DELIVERED - MARGIN);
 }
 
 #[test]
 fn l6_50ms_with_a_quarter_of_packets_held_back() {
+    let game = scenario("L6", LinkSpec::l6(), 20);
     // A held-back snapshot arrives after its successor and is stale.
-    scenario("L6", 4, 0.70);
+    assert_fraction("L6", &game, L6_DELIVERED - MARGIN);
 }
+
+/// Newest-wins delivery where the link reorders snapshots, as measured on
+/// the simulation (seed 7, 2 clients, 20 s at 30 Hz; docs/LINKS.md gives
+/// why the matrix's (1 − loss) − 2 % cannot hold there): the bound is the
+/// measured figure less `MARGIN`, so a regression fails while another seed
+/// or quinn version may move it a little.
+const L3_DELIVERED: f64 = 0.810;
+const L4_DELIVERED: f64 = 0.349;
+const L5_DELIVERED: f64 = 0.461;
+const L6_DELIVERED: f64 = 0.814;
+const MARGIN: f64 = 0.05;
 
 #[test]
 fn l7_a_blackhole_shorter_than_the_idle_timeout_keeps_the_connection() {
-    let c = ConditionerConfig::preset("L7").unwrap();
-    // 2 s of play, 5 s of blackhole, 2 s after: `play` asserts the reliable
-    // stream caught up and the client is still connected.
-    let o = play("L7", c, 9);
+    // 5 s of nothing, from 4 s into the run, against a 10 s idle timeout.
+    let span = Duration::from_secs(4)..Duration::from_secs(9);
+    let game = scenario("L7", LinkSpec::l7(span.clone()), 12);
+    // Every snapshot sent outside the blackhole arrived; those inside it
+    // are lost (they are not retransmitted), nothing more.
+    let outside = game.sent() - 5 * HZ;
+    let delivered = game.snapshot_fraction() * f64::from(game.sent());
     assert!(
-        o.fraction() > 0.3 && o.fraction() < 0.6,
-        "L7: {:.3}",
-        o.fraction()
+        delivered >= f64::from(outside) - 2.0 && delivered <= f64::from(outside) + 2.0,
+        "L7: {delivered} snapshots delivered, {outside} sent outside the blackhole"
     );
 }
 
 #[test]
 fn l7_a_blackhole_longer_than_the_idle_timeout_ends_it_within_t_to_2t() {
     let idle = Duration::from_secs(2);
-    let limits = Limits {
-        idle_timeout: idle,
-        keep_alive: Duration::from_millis(300),
-        ..Limits::default()
-    };
-    let start = Duration::from_secs(1);
-    let c = ConditionerConfig {
-        blackhole: Some((start, Duration::from_secs(60))),
-        ..ConditionerConfig::default()
-    };
-    let mut server = server_with(limits.clone(), Some(c));
-    let began = Instant::now();
-    let mut config = client_config(&server);
-    config.conditioner = Some(c);
-    config.limits = limits;
-    let (_client, id) = connect(&mut server, config);
-    let event = wait_server(&mut server, Duration::from_secs(10), |e| {
-        matches!(e, ServerEvent::Disconnected { .. })
-    });
-    let after = began.elapsed().saturating_sub(start);
-    match event {
-        Some(ServerEvent::Disconnected { client, reason }) => {
-            assert_eq!(client, id);
-            assert_eq!(reason, DisconnectReason::TimedOut);
-        }
-        other => panic!("{other:?}"),
+    let mut limits = limits();
+    limits.idle_timeout = idle;
+    limits.keep_alive = Duration::from_millis(300);
+    let start = Duration::from_secs(3);
+    let link = LinkSpec::l7(start..Duration::from_secs(600));
+    let mut game = Game::new(7, 2, link, limits, 32);
+    game.play(10 * HZ, HZ);
+    game.drain(Duration::from_secs(1));
+    assert_eq!(game.disconnected.len(), 2, "{:?}", game.disconnected);
+    for (_, reason, at) in &game.disconnected {
+        assert_eq!(*reason, DisconnectReason::TimedOut);
+        let after = at.saturating_sub(start);
+        assert!(
+            after > idle && after < 2 * idle,
+            "client: ended {after:?} into the blackhole (T = {idle:?})"
+        );
     }
-    // The two conditioners' clocks start when their sockets are made, some
-    // milliseconds apart, so the blackhole's start is known to ±0.1 s.
-    let slack = Duration::from_millis(100);
-    assert!(
-        after + slack > idle && after < 2 * idle,
-        "ended {after:?} into the blackhole (T = {idle:?})"
+    assert_eq!(game.server_disconnected.len(), 2);
+    for (_, reason, at) in &game.server_disconnected {
+        assert_eq!(*reason, DisconnectReason::TimedOut);
+        let after = at.saturating_sub(start);
+        assert!(
+            after > idle && after < 2 * idle,
+            "server: {after:?} (T = {idle:?})"
+        );
+    }
+    println!(
+        "L7 (long blackhole, T = {idle:?}): clients closed {:?}, server {:?} into it",
+        game.disconnected
+            .iter()
+            .map(|d| d.2 - start)
+            .collect::<Vec<_>>(),
+        game.server_disconnected
+            .iter()
+            .map(|d| d.2 - start)
+            .collect::<Vec<_>>(),
     );
-    println!("L7 (long blackhole): disconnected {after:?} into it, T = {idle:?}");
 }
 
 #[test]
-fn l8_mtu_clamped_to_1200_splits_snapshots_and_never_truncates() {
-    let c = ConditionerConfig::preset("L8").unwrap();
-    let mut server = server_with(limits(), Some(c.with_seed(3)));
-    let mut config = client_config(&server);
-    config.conditioner = Some(c.with_seed(4));
-    let (mut client, _) = connect(&mut server, config);
-    let mut complete = 0;
-    for tick in 0..20u32 {
+fn l8_an_mtu_clamp_drops_larger_packets_and_snapshots_still_arrive_whole() {
+    let mut sim = Sim::new(8);
+    let mut server = sim
+        .start_server(SimServerConfig::new(zao_messages::protocol()))
+        .unwrap();
+    let mut client = sim
+        .connect(SimClientConfig::new(zao_messages::protocol()).with_link(LinkSpec::l8()))
+        .unwrap();
+    sim.run_for(Duration::from_secs(1));
+    assert!(client.is_connected());
+    let mut whole = 0;
+    for tick in 0..60u32 {
         let chunks = server
             .send_snapshot(
                 Target::All,
@@ -303,26 +222,53 @@ fn l8_mtu_clamped_to_1200_splits_snapshots_and_never_truncates() {
             .unwrap();
         assert!(
             chunks >= 14,
-            "16 kB in 1200-byte datagrams: {chunks} chunks"
+            "16 kB in datagrams of at most 1150 bytes: {chunks}"
         );
         let mut players = HashSet::new();
-        let end = Instant::now() + Duration::from_secs(2);
-        while players.len() < 1024 && Instant::now() < end {
-            match client.poll_event() {
-                Some(ClientEvent::Message { payload, .. }) => {
-                    if let GameMessage::WorldSnapshot(s) = GameMessage::decode(&payload).unwrap()
-                        && s.tick == tick
-                    {
+        for _ in 0..20 {
+            sim.run_for(STEP);
+            while let Some(event) = client.poll_event() {
+                if let ClientEvent::Message { message, .. } = event {
+                    let s = message.decode::<WorldSnapshot>().unwrap();
+                    if s.tick == tick {
                         players.extend(s.players.iter().map(|p| p.entity));
                     }
                 }
-                Some(_) => {}
-                None => std::thread::sleep(Duration::from_millis(1)),
             }
         }
-        complete += usize::from(players.len() == 1024);
+        whole += usize::from(players.len() == 1024);
     }
-    // No loss on this link: nearly every snapshot arrives whole.
-    assert!(complete >= 18, "{complete}/20 snapshots complete");
-    println!("L8: {complete}/20 snapshots of 1024 players arrived whole through MTU 1200");
+    let (up, down) = sim.link_stats(client.node()).unwrap();
+    // Path MTU discovery probes above 1200 bytes, and the clamp drops them.
+    assert!(
+        up.over_mtu + down.over_mtu > 0,
+        "the clamp dropped nothing: {up:?} {down:?}"
+    );
+    // No loss but the clamp's: every snapshot arrives whole.
+    assert_eq!(whole, 60, "{whole}/60 snapshots of 1024 players whole");
+    println!(
+        "L8: {whole}/60 snapshots of 1024 players whole through MTU 1200; the clamp dropped {} packets (MTU probes)",
+        up.over_mtu + down.over_mtu
+    );
+}
+
+#[test]
+fn a_seed_gives_the_same_run() {
+    let run = || {
+        let mut game = Game::new(42, 2, LinkSpec::l3(), limits(), 32);
+        game.play(3 * HZ, HZ);
+        let stats: Vec<_> = game
+            .clients
+            .iter()
+            .map(|c| game.sim.link_stats(c.node()).unwrap())
+            .collect();
+        (
+            game.downstream
+                .iter()
+                .map(|t| t.snapshots.clone())
+                .collect::<Vec<_>>(),
+            stats,
+        )
+    };
+    assert_eq!(run(), run());
 }

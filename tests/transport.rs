@@ -1,5 +1,7 @@
-//! The transport on a clean loopback link: handshake, every channel,
-//! fan-out, back-pressure and disconnects.
+//! The transport over real loopback QUIC (quinn on tokio, port 0): the
+//! handshake, every channel, fan-out, back-pressure and disconnects. The
+//! same sessions run on the simulated network in tests/links.rs and
+//! tests/security.rs; these check the quinn driver around them.
 
 // Test code: a panic is a failed test, so indexing and unwrap are fine here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -12,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::net::{connect_default, server, server_with, wait_client, wait_server};
 use zao::Message;
 use zao::proto::Channel;
-use zao::quic::{ClientEvent, DisconnectReason, Limits, SendError, ServerEvent, Side, Target};
+use zao::quic::{
+    ClientEvent, CloseCode, DisconnectReason, Limits, SendError, ServerEvent, Side, Target,
+};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples,
 };
@@ -33,7 +37,7 @@ fn every_channel_delivers_on_a_clean_link() {
     for i in 0..200u32 {
         let mut spawn = samples::spawn_entity();
         spawn.entity = i;
-        server.send(Target::All, Channel::Reliable, &spawn).unwrap();
+        server.send(Target::All, Channel::RELIABLE, &spawn).unwrap();
     }
     for i in 0..20u32 {
         let moved = PlayerMoved {
@@ -41,7 +45,7 @@ fn every_channel_delivers_on_a_clean_link() {
             ..samples::player_moved()
         };
         server
-            .send(Target::One(id_a), Channel::Unreliable, &moved)
+            .send(Target::One(id_a), Channel::UNRELIABLE, &moved)
             .unwrap();
     }
     let snapshot = samples::world_snapshot(1024);
@@ -61,10 +65,10 @@ fn every_channel_delivers_on_a_clean_link() {
     server.flush();
 
     // Clients to server.
-    a.send(Channel::Unreliable, &samples::player_input())
+    a.send(Channel::UNRELIABLE, &samples::player_input())
         .unwrap();
-    a.send(Channel::Reliable, &samples::inventory(128)).unwrap();
-    b.send(Channel::Reliable, &samples::spawn_entity()).unwrap();
+    a.send(Channel::RELIABLE, &samples::inventory(128)).unwrap();
+    b.send(Channel::RELIABLE, &samples::spawn_entity()).unwrap();
     a.flush();
 
     for (client, is_a) in [(&mut a, true), (&mut b, false)] {
@@ -80,11 +84,11 @@ fn every_channel_delivers_on_a_clean_link() {
                 || (is_a && unreliable < 20))
         {
             match client.poll_event() {
-                Some(ClientEvent::Message { channel, payload }) => {
-                    match (channel, GameMessage::decode(&payload).unwrap()) {
-                        (Channel::Reliable, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
-                        (Channel::Unreliable, GameMessage::PlayerMoved(_)) => unreliable += 1,
-                        (Channel::Snapshot, GameMessage::WorldSnapshot(s)) => {
+                Some(ClientEvent::Message { channel, message }) => {
+                    match (channel, GameMessage::decode(message.message()).unwrap()) {
+                        (Channel::RELIABLE, GameMessage::SpawnEntity(s)) => reliable.push(s.entity),
+                        (Channel::UNRELIABLE, GameMessage::PlayerMoved(_)) => unreliable += 1,
+                        (Channel::SNAPSHOT, GameMessage::WorldSnapshot(s)) => {
                             let set = players.entry(s.tick).or_default();
                             for p in s.players {
                                 assert!(
@@ -128,20 +132,17 @@ fn every_channel_delivers_on_a_clean_link() {
             Some(ServerEvent::Message {
                 client,
                 channel,
-                payload,
-            }) => {
-                let (id, _) = zao::split_message(&payload).unwrap();
-                got.push((client, channel, id));
-            }
+                message,
+            }) => got.push((client, channel, message.id())),
             Some(_) => {}
             None => std::thread::sleep(Duration::from_millis(1)),
         }
     }
     got.sort();
     let mut want = vec![
-        (id_a, Channel::Unreliable, PlayerInput::ID),
-        (id_a, Channel::Reliable, Inventory::ID),
-        (id_b, Channel::Reliable, SpawnEntity::ID),
+        (id_a, Channel::UNRELIABLE, PlayerInput::ID),
+        (id_a, Channel::RELIABLE, Inventory::ID),
+        (id_b, Channel::RELIABLE, SpawnEntity::ID),
     ];
     want.sort();
     assert_eq!(got, want);
@@ -189,7 +190,7 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
             reason:
                 DisconnectReason::Closed {
                     by: Side::Peer,
-                    code: 4,
+                    code: CloseCode::Kicked,
                     reason,
                 },
         }) => {
@@ -201,16 +202,14 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
 
 #[test]
 fn a_full_reliable_backlog_is_a_back_pressure_error() {
-    let limits = Limits {
-        reliable_backlog: 64 * 1024,
-        ..Limits::default()
-    };
+    let mut limits = Limits::default();
+    limits.reliable_backlog = 64 * 1024;
     let mut server = server_with(limits, None);
     let (_client, id) = connect_default(&mut server);
     let big = samples::inventory(2000); // 26 kB
     let mut full = None;
     for i in 0..10_000 {
-        match server.send(Target::One(id), Channel::Reliable, &big) {
+        match server.send(Target::One(id), Channel::RELIABLE, &big) {
             Ok(()) => {}
             Err(e) => {
                 full = Some((i, e));
@@ -223,11 +222,11 @@ fn a_full_reliable_backlog_is_a_back_pressure_error() {
     assert!(sent >= 2, "{sent} sent before the queue filled");
     // Not registered for the server to send: refused up front.
     assert_eq!(
-        server.send(Target::All, Channel::Unreliable, &samples::player_input()),
+        server.send(Target::All, Channel::UNRELIABLE, &samples::player_input()),
         Err(SendError::NotRegistered(PlayerInput::ID))
     );
     assert_eq!(
-        server.send(Target::All, Channel::Reliable, &samples::player_moved()),
+        server.send(Target::All, Channel::RELIABLE, &samples::player_moved()),
         Err(SendError::NotRegistered(PlayerMoved::ID))
     );
 }

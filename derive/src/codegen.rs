@@ -1,7 +1,7 @@
 //! Code generation for the three derives.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::{GenericParam, Generics, Lifetime, LifetimeParam, parse_quote};
 
 use crate::model::{Field, FieldSet, Input, Shape};
@@ -312,65 +312,71 @@ fn schema(input: &Input) -> TokenStream {
     let ident = &input.ident;
     let generics = bounded(&input.generics, quote!(::zao::Schema));
     let (impl_g, ty_g, where_c) = generics.split_for_impl();
-    let mix_fields = |fields: &[Field]| {
-        let names = fields.iter().map(|f| &f.name);
-        let tys = fields.iter().map(|f| {
+    let s = quote!(::zao::__private::schema);
+    let name = ident.to_string();
+    let fields = |set: &FieldSet| {
+        let fields = set.fields.iter().map(|f| {
+            let field = &f.name;
             let ty = &f.ty;
-            if f.recursive {
-                // Mixing the type's own fingerprint into itself is a cycle:
-                // a self-reference counts by its spelling instead.
+            let shape = if f.recursive {
+                // Its own fingerprint would be a cycle: a self-reference
+                // counts by its spelling; the shape names it `SelfRef`.
                 let spelled = quote!(#ty).to_string();
-                quote!(::zao::__private::schema::leaf(#spelled))
+                let inner = match &f.self_free {
+                    Some(free) => {
+                        quote!(::core::option::Option::Some(&<#free as ::zao::Schema>::SHAPE))
+                    }
+                    None => quote!(::core::option::Option::None),
+                };
+                quote!(#s::Shape::Recursive { spelled: #spelled, shape: #inner })
             } else {
-                quote!(<#ty as ::zao::Schema>::FINGERPRINT)
-            }
+                quote!(<#ty as ::zao::Schema>::SHAPE)
+            };
+            quote!(#s::FieldShape { name: #field, shape: #shape })
         });
-        quote! {
-            #(
-                let __h = ::zao::__private::schema::mix_str(__h, #names);
-                let __h = ::zao::__private::schema::mix_u64(__h, #tys);
-            )*
-        }
+        let style = format_ident!("{}", set.style_name());
+        (quote!(#s::FieldStyle::#style), quote!(&[#(#fields),*]))
     };
-    let body = match &input.shape {
-        // Appending fields is a tolerant type's contract, so its fingerprint
-        // does not cover them: old and new peers must still agree.
-        Shape::Struct(_) if input.attrs.tolerant => {
-            quote!(::zao::__private::schema::leaf("tolerant"))
-        }
+    let shape = match &input.shape {
         Shape::Struct(set) => {
-            let mix = mix_fields(&set.fields);
+            let (style, fields) = fields(set);
+            let tolerant = input.attrs.tolerant;
+            let blittable = input.attrs.blittable;
             quote! {
-                let __h = ::zao::__private::schema::leaf("struct");
-                #mix
-                __h
+                #s::Shape::Struct(&#s::StructShape {
+                    name: #name,
+                    style: #style,
+                    fields: #fields,
+                    tolerant: #tolerant,
+                    blittable: #blittable,
+                })
             }
         }
         Shape::Enum(variants) => {
-            // In tag order: reordering variants in the source keeps the wire.
+            // In tag order: reordering variants in the source keeps the
+            // fingerprint.
             let mut sorted: Vec<_> = variants.iter().collect();
             sorted.sort_by_key(|v| v.tag);
-            let parts = sorted.into_iter().map(|v| {
-                let name = v.ident.to_string();
+            let variants = sorted.into_iter().map(|v| {
+                let vname = v.ident.to_string();
                 let tag = v.tag;
-                let mix = mix_fields(&v.fields.fields);
+                let (style, fields) = fields(&v.fields);
                 quote! {
-                    let __h = ::zao::__private::schema::mix_str(__h, #name);
-                    let __h = ::zao::__private::schema::mix_u64(__h, #tag as u64);
-                    #mix
+                    #s::VariantShape { name: #vname, tag: #tag, style: #style, fields: #fields }
                 }
             });
             quote! {
-                let __h = ::zao::__private::schema::leaf("enum");
-                #(#parts)*
-                __h
+                #s::Shape::Enum(&#s::EnumShape {
+                    name: #name,
+                    variants: &[#(#variants),*],
+                })
             }
         }
     };
     quote! {
         #[automatically_derived]
         impl #impl_g ::zao::Schema for #ident #ty_g #where_c {
-            const FINGERPRINT: u64 = { #body };
+            const SHAPE: #s::Shape = #shape;
         }
     }
 }

@@ -19,6 +19,10 @@ pub(crate) struct Field {
     /// The type names the type being derived (`Option<Box<Self>>`): its
     /// constants would refer to themselves, so they are not consulted.
     pub(crate) recursive: bool,
+    /// For a recursive field, its type with every self-reference replaced
+    /// by zao's `SelfRef` marker, when each is a plain `Self` or the type's
+    /// own name (with or without generic arguments).
+    pub(crate) self_free: Option<Type>,
 }
 
 /// Named, tuple or unit fields.
@@ -130,6 +134,7 @@ impl FieldSet {
                     ty: f.ty.clone(),
                     binding: format_ident!("__zao_{}", ident),
                     recursive: mentions(f.ty.to_token_stream(), owner),
+                    self_free: self_free(&f.ty, owner),
                 },
                 None => Field {
                     member: Member::Unnamed(syn::Index {
@@ -140,10 +145,20 @@ impl FieldSet {
                     ty: f.ty.clone(),
                     binding: format_ident!("__zao_{}", i),
                     recursive: mentions(f.ty.to_token_stream(), owner),
+                    self_free: self_free(&f.ty, owner),
                 },
             })
             .collect();
         Self { fields, style }
+    }
+
+    /// `"Named"`, `"Tuple"` or `"Unit"`: the `FieldStyle` variant.
+    pub(crate) fn style_name(&self) -> &'static str {
+        match self.style {
+            Style::Named => "Named",
+            Style::Tuple => "Tuple",
+            Style::Unit => "Unit",
+        }
     }
 
     /// `{ a: __zao_a, .. }`, `(__zao_0, ..)` or nothing: destructures the
@@ -180,4 +195,58 @@ fn mentions(tokens: TokenStream, owner: &Ident) -> bool {
         TokenTree::Group(group) => mentions(group.stream(), owner),
         _ => false,
     })
+}
+
+/// `ty` with each self-reference (`Self`, `Owner`, `Owner<T>`) replaced by
+/// `::zao::__private::schema::SelfRef`, or `None` if `ty` does not mention
+/// the owner or mentions it some other way (`crate::Owner`, `<Self as
+/// Trait>::X`).
+fn self_free(ty: &Type, owner: &Ident) -> Option<Type> {
+    if !mentions(ty.to_token_stream(), owner) {
+        return None;
+    }
+    let mut ty = ty.clone();
+    replace_self(&mut ty, owner);
+    (!mentions(ty.to_token_stream(), owner)).then_some(ty)
+}
+
+fn replace_self(ty: &mut Type, owner: &Ident) {
+    match ty {
+        Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let is_self = p
+                .path
+                .segments
+                .first()
+                .is_some_and(|seg| seg.ident == *owner || seg.ident == "Self");
+            if is_self {
+                *ty = syn::parse_quote!(::zao::__private::schema::SelfRef);
+                return;
+            }
+            for seg in &mut p.path.segments {
+                replace_in_args(&mut seg.arguments, owner);
+            }
+        }
+        Type::Path(p) if p.qself.is_none() => {
+            for seg in &mut p.path.segments {
+                replace_in_args(&mut seg.arguments, owner);
+            }
+        }
+        Type::Reference(r) => replace_self(&mut r.elem, owner),
+        Type::Array(a) => replace_self(&mut a.elem, owner),
+        Type::Slice(s) => replace_self(&mut s.elem, owner),
+        Type::Paren(p) => replace_self(&mut p.elem, owner),
+        Type::Group(g) => replace_self(&mut g.elem, owner),
+        Type::Tuple(t) => t.elems.iter_mut().for_each(|e| replace_self(e, owner)),
+        _ => {}
+    }
+}
+
+fn replace_in_args(args: &mut syn::PathArguments, owner: &Ident) {
+    if let syn::PathArguments::AngleBracketed(args) = args {
+        for arg in &mut args.args {
+            if let syn::GenericArgument::Type(ty) = arg {
+                replace_self(ty, owner);
+            }
+        }
+    }
 }

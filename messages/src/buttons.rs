@@ -1,6 +1,7 @@
 //! `Buttons`: bit flags with a hand-written codec, through zao's public
 //! primitives, that refuses bits no button uses.
 
+use zao::wire::schema::{FlagsShape, Scalar, Shape};
 use zao::{Decode, DecodeError, Encode, Reader, Schema, Sink};
 
 /// Buttons held during one input tick, as bit flags. Two bytes on the wire;
@@ -81,7 +82,20 @@ impl<'de> Decode<'de> for Buttons {
     }
 }
 
+/// Bit flags: a tool reading the shape prints `FIRE | JUMP` and refuses the
+/// bits the decoder refuses. Fingerprint: `mix_u64(leaf("Buttons"), 0x3f)`,
+/// the name and every bit in use (docs/WIRE.md §9).
 impl Schema for Buttons {
-    const FINGERPRINT: u64 =
-        zao::wire::schema::mix_u64(zao::wire::schema::leaf("Buttons"), Self::ALL.0 as u64);
+    const SHAPE: Shape = Shape::Flags(&FlagsShape {
+        name: "Buttons",
+        bits: Scalar::U16,
+        flags: &[
+            ("FIRE", Self::FIRE.0 as u64),
+            ("AIM", Self::AIM.0 as u64),
+            ("JUMP", Self::JUMP.0 as u64),
+            ("USE", Self::USE.0 as u64),
+            ("RELOAD", Self::RELOAD.0 as u64),
+            ("SPRINT", Self::SPRINT.0 as u64),
+        ],
+    });
 }

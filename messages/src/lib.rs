@@ -227,11 +227,11 @@ impl zao::proto::Snapshot for WorldSnapshot {
 #[must_use]
 pub fn protocol() -> Protocol {
     let mut p = Protocol::new();
-    p.add::<PlayerMoved>(Channel::Unreliable, Direction::Both)
-        .add::<PlayerInput>(Channel::Unreliable, Direction::ClientToServer)
-        .add::<SpawnEntity>(Channel::Reliable, Direction::Both)
-        .add::<WorldSnapshot>(Channel::Snapshot, Direction::ServerToClient)
-        .add::<Inventory>(Channel::Reliable, Direction::Both);
+    p.add::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
+        .add::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
+        .add::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
+        .add::<WorldSnapshot>(Channel::SNAPSHOT, Direction::ServerToClient)
+        .add::<Inventory>(Channel::RELIABLE, Direction::Both);
     p
 }
 

@@ -202,6 +202,23 @@ impl UnreliablePacker {
         flushed
     }
 
+    /// Adds one message already framed (`len + id + body`, as
+    /// [`Outgoing::frame`](super::Outgoing::frame) holds it), as
+    /// [`push`](Self::push) does.
+    #[must_use = "a returned datagram must be sent"]
+    pub fn push_frame(&mut self, frame: &[u8], max: usize) -> Option<Bytes> {
+        let flushed = if !self.buf.is_empty() && self.buf.len() + frame.len() > max {
+            self.flush()
+        } else {
+            None
+        };
+        if self.buf.is_empty() {
+            self.buf.put_u8(DatagramKind::Unreliable as u8);
+        }
+        self.buf.put_slice(frame);
+        flushed
+    }
+
     /// Whether nothing is packed.
     #[must_use]
     pub fn is_empty(&self) -> bool {

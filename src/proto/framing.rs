@@ -5,6 +5,7 @@ use core::fmt;
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use super::Channel;
 use crate::DecodeError;
 use crate::wire::{MAX_VARINT_LEN, Reader};
 
@@ -14,6 +15,19 @@ pub fn frame_header(len: usize) -> ([u8; MAX_VARINT_LEN], usize) {
     let mut out = [0u8; MAX_VARINT_LEN];
     let mut w = crate::Writer::new(&mut out);
     w.put_len(len);
+    let n = w.position();
+    (out, n)
+}
+
+/// The header a reliable channel's unidirectional stream starts with
+/// (docs/WIRE.md §12.5): the channel as one varint (0 for
+/// [`Channel::RELIABLE`], the channel's index in the protocol's table),
+/// and its size. Frames follow it.
+#[must_use]
+pub fn stream_header(channel: Channel) -> ([u8; MAX_VARINT_LEN], usize) {
+    let mut out = [0u8; MAX_VARINT_LEN];
+    let mut w = crate::Writer::new(&mut out);
+    w.put_varint(u64::from(channel.0));
     let n = w.position();
     (out, n)
 }
@@ -80,6 +94,24 @@ impl FrameDecoder {
     #[must_use]
     pub fn buffered(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Reads a bare varint from the front of the stream (a stream header),
+    /// `Ok(None)` if more bytes are needed. Call it only before any frame.
+    ///
+    /// # Errors
+    /// [`FrameError::BadLength`] if the bytes are not a canonical varint.
+    pub fn poll_header(&mut self) -> Result<Option<u64>, FrameError> {
+        let mut r = Reader::new(&self.buf);
+        match r.get_varint() {
+            Ok(value) => {
+                let used = self.buf.len() - r.remaining();
+                self.buf.advance(used);
+                Ok(Some(value))
+            }
+            Err(DecodeError::UnexpectedEnd) if self.buf.len() < MAX_VARINT_LEN => Ok(None),
+            Err(e) => Err(FrameError::BadLength(e)),
+        }
     }
 
     /// The next complete frame, `Ok(None)` if more bytes are needed.
@@ -158,6 +190,19 @@ mod tests {
             }
             assert_eq!(d.buffered(), 0);
         }
+    }
+
+    #[test]
+    fn a_reliable_stream_is_its_channel_header_then_frames() {
+        let (header, n) = stream_header(Channel::RELIABLE);
+        assert_eq!(&header[..n], [0x00]);
+        let mut d = FrameDecoder::new(1000);
+        d.handle_bytes(&header[..n]);
+        d.handle_bytes(&crate::proto::HEARTBEAT_FRAME);
+        assert_eq!(d.poll_header(), Ok(Some(u64::from(Channel::RELIABLE.0))));
+        let beat = d.poll_frame().unwrap().unwrap();
+        assert_eq!(&beat[..], [crate::proto::HEARTBEAT_ID as u8]);
+        assert_eq!(d.buffered(), 0);
     }
 
     #[test]

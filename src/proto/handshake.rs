@@ -7,7 +7,22 @@ use core::fmt;
 
 use crate::{Decode, Encode};
 
-use super::{Protocol, ProtocolEntry};
+use super::{ChannelDef, Protocol, ProtocolEntry};
+
+/// Message id 0 with an empty body is zao's heartbeat (docs/WIRE.md §12): a
+/// client sends it on its reliable stream when it has sent nothing else for
+/// a quarter of the silence timeout, so a server can tell a quiet client
+/// from a dead or stalling one. Reliable, not a datagram: under heavy loss
+/// (L5, 25 %) a datagram heartbeat was lost often enough for the 10-minute
+/// soak to see a live client closed for silence. Receivers also take it in
+/// an unreliable datagram.
+pub const HEARTBEAT_ID: u32 = 0;
+
+/// The heartbeat as a frame on a client's reliable stream (docs/WIRE.md
+/// §12.7): length 1, then id [`HEARTBEAT_ID`] with no body. What a client's
+/// session writes, and what a load tool's raw clients write to stay
+/// connected.
+pub const HEARTBEAT_FRAME: [u8; 2] = [0x01, HEARTBEAT_ID as u8];
 
 /// First field of every [`Hello`]: "ZAO1".
 pub const PROTOCOL_MAGIC: u32 = 0x5a41_4f31;
@@ -23,9 +38,34 @@ pub struct Hello {
     pub protocol_hash: u64,
     /// The registrations themselves, so a mismatch can be named.
     pub messages: Vec<ProtocolEntry>,
+    /// The channels the protocol declares beyond the three defaults.
+    pub channels: Vec<ChannelDef>,
     /// An authentication token for the server's callback.
     pub token: Option<Vec<u8>>,
 }
+
+impl Hello {
+    /// The hello a client of `protocol` sends, with this crate's version.
+    #[must_use]
+    pub fn new(protocol: &Protocol, token: Option<Vec<u8>>) -> Self {
+        Self {
+            magic: PROTOCOL_MAGIC,
+            version: VERSION.to_owned(),
+            protocol_hash: protocol.hash(),
+            messages: protocol.entries().to_vec(),
+            channels: protocol
+                .channels()
+                .get(Protocol::DEFAULT_CHANNELS..)
+                .unwrap_or_default()
+                .to_vec(),
+            token,
+        }
+    }
+}
+
+/// The zao version a hello carries and a server compares
+/// ([`versions_compatible`]): this crate's `CARGO_PKG_VERSION`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The server's answer.
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
@@ -70,6 +110,27 @@ pub enum RefuseReason {
     /// The server has `max_clients` already.
     #[zao(tag = 4)]
     ServerFull,
+    /// The client's QUIC transport takes no datagrams, or datagrams smaller
+    /// than [`DATAGRAM_BUDGET`](super::DATAGRAM_BUDGET): it could not
+    /// receive snapshots or unreliable messages.
+    #[zao(tag = 5)]
+    DatagramsTooSmall {
+        /// The largest datagram the client takes (0: none).
+        max: u64,
+        /// What zao needs.
+        required: u64,
+    },
+    /// The identity the auth callback returned is connected already and the
+    /// server keeps the first connection
+    /// ([`DuplicateIdentity::RefuseNew`](super::DuplicateIdentity::RefuseNew)).
+    #[zao(tag = 6)]
+    AlreadyConnected,
+    /// The auth callback could not decide; try again later.
+    #[zao(tag = 7)]
+    AuthUnavailable {
+        /// What the callback said.
+        detail: String,
+    },
 }
 
 impl fmt::Display for RefuseReason {
@@ -82,6 +143,14 @@ impl fmt::Display for RefuseReason {
             Self::ProtocolMismatch { detail } => write!(f, "protocol mismatch: {detail}"),
             Self::Unauthorized { detail } => write!(f, "unauthorized: {detail}"),
             Self::ServerFull => f.write_str("server full"),
+            Self::DatagramsTooSmall { max, required } => write!(
+                f,
+                "the client takes datagrams of {max} bytes, the server needs {required}"
+            ),
+            Self::AlreadyConnected => f.write_str("this identity is connected already"),
+            Self::AuthUnavailable { detail } => {
+                write!(f, "authentication unavailable: {detail}")
+            }
         }
     }
 }
@@ -114,7 +183,9 @@ pub fn check_hello(hello: &Hello, protocol: &Protocol, version: &str) -> Result<
             client: hello.version.clone(),
         });
     }
-    let theirs = Protocol::from_entries(hello.messages.clone());
+    let mut channels = Protocol::new().channels().to_vec();
+    channels.extend(hello.channels.iter().cloned());
+    let theirs = Protocol::from_parts(channels, hello.messages.clone());
     if hello.protocol_hash != protocol.hash() || theirs.hash() != hello.protocol_hash {
         let detail = protocol
             .diff(&theirs)
@@ -143,29 +214,48 @@ mod tests {
 
     fn hello(protocol: &Protocol) -> Hello {
         Hello {
-            magic: PROTOCOL_MAGIC,
             version: "0.1.3".into(),
-            protocol_hash: protocol.hash(),
-            messages: protocol.entries().to_vec(),
-            token: Some(b"secret".to_vec()),
+            ..Hello::new(protocol, Some(b"secret".to_vec()))
         }
     }
 
     #[test]
     fn matching_hello_is_accepted_and_round_trips() {
         let mut p = Protocol::new();
-        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        p.add::<Ping>(Channel::RELIABLE, Direction::Both);
         let h = hello(&p);
         assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
         assert_eq!(Hello::decode(&h.to_vec()), Ok(h));
     }
 
     #[test]
+    fn declared_channels_travel_in_the_hello_and_count_in_the_hash() {
+        let mut p = Protocol::new();
+        let chat = p.add_channel("chat", crate::proto::ChannelKind::ReliableOrdered);
+        p.add::<Ping>(chat, Direction::Both);
+        let h = hello(&p);
+        assert_eq!(h.channels.len(), 1);
+        assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
+        // The same message on another declared channel of another kind.
+        let mut q = Protocol::new();
+        let chat = q.add_channel("chat", crate::proto::ChannelKind::ReliableUnordered);
+        q.add::<Ping>(chat, Direction::Both);
+        assert_ne!(p.hash(), q.hash());
+        let err = check_hello(&hello(&q), &p, "0.1.0").unwrap_err();
+        assert!(err.to_string().contains("chat"), "{err}");
+        // A protocol of the default channels hashes as before channels
+        // could be declared: only declared ones count.
+        let mut r = Protocol::new();
+        r.add::<Ping>(Channel::RELIABLE, Direction::Both);
+        assert_eq!(hello(&r).channels, Vec::new());
+    }
+
+    #[test]
     fn mismatches_are_refused_with_a_reason() {
         let mut p = Protocol::new();
-        p.add::<Ping>(Channel::Reliable, Direction::Both);
+        p.add::<Ping>(Channel::RELIABLE, Direction::Both);
         let mut q = Protocol::new();
-        q.add::<PingWide>(Channel::Reliable, Direction::Both);
+        q.add::<PingWide>(Channel::RELIABLE, Direction::Both);
         let err = check_hello(&hello(&q), &p, "0.1.0").unwrap_err();
         assert!(err.to_string().contains("Ping"), "{err}");
         let err = check_hello(&hello(&p), &p, "0.2.0").unwrap_err();

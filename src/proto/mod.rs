@@ -1,29 +1,73 @@
-//! The session protocol, sans I/O: channels, the protocol registry and its
-//! hash, the handshake messages, stream framing, datagram packing, snapshot
-//! chunking and sequencing, and receive-rate limits. Nothing here opens a
-//! socket or reads a clock: bytes and `now` come in as arguments, as in
-//! quinn-proto. `zao::quic` drives it over quinn.
+//! The session protocol, sans I/O: a connection's whole state machine
+//! ([`Session`]: handshake, admission, channels, framing, rate limits,
+//! heartbeats, silence, backlog, close codes), a server's admission and
+//! fan-out ([`ServerCore`]) and a client's ([`ClientCore`]), and the pieces
+//! they are built from (the protocol registry and its hash, the handshake
+//! messages, stream framing, datagram packing, snapshot chunking and
+//! sequencing, receive-rate limits). Nothing here opens a socket or reads a
+//! clock: bytes and `now` come in as arguments, as in quinn-proto.
+//! `zao::quic` drives it over quinn, `zao::sim` over a simulated network.
 
+// The backends' side of the sessions; without a backend (a codec-only
+// build) only the application's side is used.
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod admission;
+mod auth;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod cell;
+mod cert_hash;
 mod channel;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod client;
+mod close;
 mod datagram;
 mod framing;
 mod handshake;
+mod limits;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod local;
+mod message;
 mod protocol;
 mod rate;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod server;
+mod session;
 mod snapshot;
+mod stats;
 
-pub use channel::{Channel, Direction};
+pub use admission::{HandshakeStats, IncomingVerdict};
+pub use auth::{AuthCallback, AuthError, AuthFuture, AuthRequest, Identity};
+pub use cert_hash::{CertHash, ParseCertHashError};
+pub use channel::{Channel, ChannelDef, ChannelKind, Direction, Role};
+pub use client::{ClientCore, ClientEvent};
+pub use close::{ClientId, CloseCode, DisconnectReason, SendError, Side, TransportError};
 pub use datagram::{
     DatagramError, DatagramKind, ParsedDatagram, SnapshotHeader, UnreliablePacker,
     parse_unreliable, snapshot_datagram, snapshot_datagram_len, split_datagram,
     unreliable_datagram,
 };
-pub use framing::{FrameDecoder, FrameError, frame_header};
+pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{
-    Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, check_hello, versions_compatible,
+    HEARTBEAT_FRAME, HEARTBEAT_ID, Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, VERSION,
+    check_hello, versions_compatible,
 };
-pub use protocol::{Protocol, ProtocolEntry};
+pub use limits::{DATAGRAM_BUDGET, DuplicateIdentity, Limits, LimitsError};
+pub use local::{LOCAL_ADDR, LocalLink};
+pub use message::{Outgoing, Received};
+pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};
-pub use snapshot::{
-    ChunkPlan, MAX_CHUNKS, Snapshot, SnapshotReceiver, SnapshotVerdict, plan_chunks,
+pub use server::{ServerCore, ServerEvent, Target};
+pub use session::{
+    OutStream, Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Tap, Transmit,
+    UnorderedWrite,
 };
+pub use snapshot::{
+    ChunkPlan, MAX_CHUNKS, SNAPSHOT_HEADER_MAX, Snapshot, SnapshotReceiver, SnapshotVerdict,
+    encode_chunks, plan_chunks,
+};
+pub use stats::{ConnectionStats, PathStats};
+
+#[cfg(feature = "quic")]
+pub(crate) use cell::SessionCell;
+#[cfg(feature = "quic")]
+pub(crate) use server::{Authentication, ServerShared};

@@ -47,6 +47,8 @@ pub struct RateLimiter {
     window_start: Instant,
     window_count: u64,
     flooded_windows: u32,
+    /// Since when the receiver has held this client's messages back.
+    paused: Option<Instant>,
 }
 
 const WINDOW: Duration = Duration::from_secs(1);
@@ -62,7 +64,31 @@ impl RateLimiter {
             window_start: now,
             window_count: 0,
             flooded_windows: 0,
+            paused: None,
         }
+    }
+
+    /// The receiver stopped taking this client's messages (its application
+    /// is behind): what the client sends meanwhile waits, held back by flow
+    /// control.
+    pub fn handle_pause(&mut self, now: Instant) {
+        self.paused.get_or_insert(now);
+    }
+
+    /// The receiver takes messages again. The client was entitled to the
+    /// rate all along, so the messages that waited are credited (beyond the
+    /// burst) and the flood windows restart: a stall of the server's own
+    /// application never reads as a flood.
+    pub fn handle_resume(&mut self, now: Instant) {
+        let Some(since) = self.paused.take() else {
+            return;
+        };
+        let waited = now.saturating_duration_since(since).as_secs_f64();
+        self.tokens += waited * f64::from(self.limit.messages_per_second);
+        self.last = now;
+        self.window_start = now;
+        self.window_count = 0;
+        self.flooded_windows = 0;
     }
 
     /// Decides on one message received at `now`.
@@ -71,7 +97,10 @@ impl RateLimiter {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
         let rate = f64::from(self.limit.messages_per_second);
-        self.tokens = (self.tokens + elapsed * rate).min(f64::from(self.limit.burst));
+        // Credit from a pause may lift the bucket over the burst; refills
+        // never do.
+        let cap = f64::from(self.limit.burst).max(self.tokens);
+        self.tokens = (self.tokens + elapsed * rate).min(cap);
 
         if now.saturating_duration_since(self.window_start) >= WINDOW {
             let flooded = self.window_count > 2 * u64::from(self.limit.messages_per_second);
@@ -135,6 +164,26 @@ mod tests {
             "{accepted} accepted, {dropped} dropped"
         );
         assert!(accepted <= 100 + 100 * 4, "{accepted}");
+    }
+
+    #[test]
+    fn what_waited_during_a_pause_is_credited() {
+        let limit = RateLimit {
+            messages_per_second: 100,
+            burst: 100,
+            flood_windows: 3,
+        };
+        let start = Instant::now();
+        let mut r = RateLimiter::new(limit, start);
+        r.handle_pause(start);
+        // 10 s paused at the rate: 1000 messages waited, plus the burst.
+        let later = start + Duration::from_secs(10);
+        r.handle_resume(later);
+        let accepted = (0..1100)
+            .filter(|_| r.handle_message(later) == RateVerdict::Accept)
+            .count();
+        assert_eq!(accepted, 1100);
+        assert_eq!(r.handle_message(later), RateVerdict::Drop);
     }
 
     #[test]

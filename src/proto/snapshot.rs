@@ -4,11 +4,18 @@
 use core::ops::Range;
 use std::collections::HashMap;
 
+use bytes::{Bytes, BytesMut};
+
+use crate::wire::varint_len;
 use crate::{Message, Writer};
 
-use super::SnapshotHeader;
+use super::{DATAGRAM_BUDGET, SnapshotHeader, snapshot_datagram};
 
-/// A message that can travel on [`Channel::Snapshot`](super::Channel::Snapshot)
+/// Worst-case bytes of a snapshot datagram's header: the kind, a sequence
+/// number, a chunk index and a chunk count (docs/WIRE.md §12.6).
+pub const SNAPSHOT_HEADER_MAX: usize = 1 + 10 + 5 + 5;
+
+/// A message that can travel on [`Channel::SNAPSHOT`](super::Channel::SNAPSHOT)
 /// split into parts: each part holds a range of the snapshot's items and is a
 /// whole, valid message of the same type, so losing one datagram loses only
 /// its items.
@@ -72,6 +79,37 @@ pub fn plan_chunks<S: Snapshot>(snapshot: &S, max_part_len: usize) -> Option<Chu
         }
     }
     Some(plan)
+}
+
+/// Encodes `snapshot` as sequence number `seq`: split into the fewest
+/// chunks that each fit [`DATAGRAM_BUDGET`] with their header, each chunk a
+/// whole datagram appended to `out`, encoded once for every connection
+/// that gets it. `scratch` is reused between calls. Returns the number of
+/// chunks, or `None` if one item alone does not fit a datagram (or the
+/// snapshot needs more than [`MAX_CHUNKS`]).
+pub fn encode_chunks<S: Snapshot>(
+    snapshot: &S,
+    seq: u64,
+    scratch: &mut BytesMut,
+    out: &mut Vec<Bytes>,
+) -> Option<usize> {
+    let id_len = varint_len(u64::from(S::ID));
+    let budget = DATAGRAM_BUDGET.saturating_sub(SNAPSHOT_HEADER_MAX + id_len);
+    let plan = plan_chunks(snapshot, budget)?;
+    let chunks = u32::try_from(plan.len()).ok()?;
+    for (i, range) in plan.iter().enumerate() {
+        let header = SnapshotHeader {
+            seq,
+            chunk: i as u32,
+            chunks,
+        };
+        let part_len = snapshot.part_len(range.clone());
+        out.push(snapshot_datagram(scratch, header, id_len + part_len, |w| {
+            w.put_varint(u64::from(S::ID));
+            snapshot.encode_part(range.clone(), w);
+        }));
+    }
+    Some(plan.len())
 }
 
 /// What to do with a received snapshot chunk.

@@ -1,26 +1,45 @@
-//! The transport: zao messages over QUIC (quinn on tokio, rustls with ring).
+//! The transport: zao sessions over QUIC (quinn on tokio, rustls with ring).
 //!
 //! A [`Server`] and a [`Client`] each run quinn on a tokio runtime of their
-//! own threads; their methods never block on the network. Poll events once
-//! per tick, send messages, then [`Server::flush`] to send what was packed.
+//! own threads and drive one [`Session`](crate::proto::Session) per
+//! connection; every protocol decision is the session's. Their methods never
+//! block on the network: poll events once per tick, send messages, then
+//! flush what was packed. `Server` and `Client` dereference to
+//! [`ServerCore`] and
+//! [`ClientCore`], the same API the simulated
+//! network (`zao::sim`) gives.
 
+#[cfg(feature = "inspect")]
+mod capture;
 mod cert;
 mod client;
 mod conditioner;
 mod config;
+mod driver;
 mod error;
-mod link;
 mod server;
-mod stats;
+mod tls;
 
+#[cfg(feature = "inspect")]
+pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV};
 pub use cert::{CertHash, Certificate, CertificateError, ServerTrust};
-pub use client::{Client, ClientEvent};
+pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
-pub use config::{AuthCallback, AuthRequest, ClientConfig, Limits, ServerConfig};
+pub use config::{ClientConfig, ServerConfig};
 pub use error::StartError;
-pub use link::{ClientId, DisconnectReason, SendError, Side};
-pub use server::{Server, ServerEvent, Target};
-pub use stats::ConnectionStats;
+pub use server::Server;
+
+#[cfg(feature = "sim")]
+pub(crate) use error::disconnect_reason;
+#[cfg(feature = "sim")]
+pub(crate) use tls::{apply_limits, client_config, server_crypto};
+
+/// What the transport's events and errors carry, re-exported for one `use`.
+pub use crate::proto::{
+    AuthCallback, AuthError, AuthRequest, ClientCore, ClientEvent, ClientId, CloseCode,
+    ConnectionStats, DisconnectReason, Identity, Limits, SendError, ServerCore, ServerEvent, Side,
+    Target, TransportError,
+};
 
 /// quinn and rustls, re-exported for CA roots, certificate types and tools
 /// that work at the QUIC level.

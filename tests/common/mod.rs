@@ -4,6 +4,8 @@
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+#[cfg(feature = "sim")]
+pub mod game;
 #[cfg(feature = "quic")]
 pub mod net;
 

@@ -34,7 +34,7 @@ pub fn client_config(server: &Server) -> ClientConfig {
 
 /// Connects a client and waits for the server to report it.
 pub fn connect(server: &mut Server, config: ClientConfig) -> (Client, ClientId) {
-    let mut client = Client::connect(config).unwrap();
+    let client = Client::connect(config).unwrap();
     let id = client
         .wait_connected(Duration::from_secs(20))
         .unwrap_or_else(|e| panic!("connect: {e}"));

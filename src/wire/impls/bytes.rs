@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 
+use crate::wire::schema::Shape;
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
@@ -38,6 +39,7 @@ impl<'de> Decode<'de> for Bytes {
     }
 }
 
+/// A byte string, as `&[u8]`: the fingerprint of `Vec<u8>` (docs/WIRE.md §9).
 impl Schema for Bytes {
-    const FINGERPRINT: u64 = <Vec<u8> as Schema>::FINGERPRINT;
+    const SHAPE: Shape = Shape::Bytes;
 }

@@ -5,11 +5,11 @@
 use glam::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec4};
 
 use crate::wire::blit;
-use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::schema::{Scalar, Shape};
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink};
 
 macro_rules! glam_blit {
-    ($($ty:ty => $scalar:ty, $n:literal, $name:literal;)*) => {$(
+    ($($ty:ty => $scalar:ty, $tag:ident, $n:literal, $name:literal;)*) => {$(
         impl Encode for $ty {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$scalar>() * $n);
 
@@ -82,20 +82,24 @@ macro_rules! glam_blit {
         }
 
         impl Schema for $ty {
-            const FINGERPRINT: u64 = mix_u64(leaf($name), <$scalar as Schema>::FINGERPRINT);
+            const SHAPE: Shape = Shape::Vector {
+                name: $name,
+                scalar: Scalar::$tag,
+                len: $n,
+            };
         }
     )*};
 }
 
 glam_blit! {
-    Vec2 => f32, 2, "vec2";
-    Vec3 => f32, 3, "vec3";
-    Vec4 => f32, 4, "vec4";
-    Quat => f32, 4, "quat";
-    IVec2 => i32, 2, "vec2";
-    IVec3 => i32, 3, "vec3";
-    IVec4 => i32, 4, "vec4";
-    UVec2 => u32, 2, "vec2";
-    UVec3 => u32, 3, "vec3";
-    UVec4 => u32, 4, "vec4";
+    Vec2 => f32, F32, 2, "vec2";
+    Vec3 => f32, F32, 3, "vec3";
+    Vec4 => f32, F32, 4, "vec4";
+    Quat => f32, F32, 4, "quat";
+    IVec2 => i32, I32, 2, "vec2";
+    IVec3 => i32, I32, 3, "vec3";
+    IVec4 => i32, I32, 4, "vec4";
+    UVec2 => u32, U32, 2, "vec2";
+    UVec3 => u32, U32, 3, "vec3";
+    UVec4 => u32, U32, 4, "vec4";
 }

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
-use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::schema::Shape;
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 #[inline]
@@ -212,7 +212,11 @@ where
 }
 
 impl<K: Schema, V: Schema, S> Schema for HashMap<K, V, S> {
-    const FINGERPRINT: u64 = mix_u64(mix_u64(leaf("map"), K::FINGERPRINT), V::FINGERPRINT);
+    const SHAPE: Shape = Shape::Map {
+        key: &K::SHAPE,
+        value: &V::SHAPE,
+        sorted: false,
+    };
 }
 
 impl<K: Encode, V: Encode> Encode for BTreeMap<K, V> {
@@ -285,5 +289,9 @@ fn btree_bytes<K, V>(count: usize) -> Option<usize> {
 /// Not `HashMap`'s fingerprint: a `BTreeMap` reader refuses the unsorted
 /// keys a `HashMap` writer may send.
 impl<K: Schema, V: Schema> Schema for BTreeMap<K, V> {
-    const FINGERPRINT: u64 = mix_u64(mix_u64(leaf("sorted_map"), K::FINGERPRINT), V::FINGERPRINT);
+    const SHAPE: Shape = Shape::Map {
+        key: &K::SHAPE,
+        value: &V::SHAPE,
+        sorted: true,
+    };
 }

@@ -5,12 +5,12 @@ use core::num::{
 };
 
 use crate::wire::blit;
-use crate::wire::schema::leaf;
+use crate::wire::schema::{Scalar, Shape};
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 /// Fixed-width little-endian numbers: blittable, so runs are one copy.
 macro_rules! fixed_number {
-    ($($ty:ty => $name:literal),* $(,)?) => {$(
+    ($($ty:ty => $name:ident),* $(,)?) => {$(
         impl Encode for $ty {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$ty>());
 
@@ -75,15 +75,21 @@ macro_rules! fixed_number {
         }
 
         impl Schema for $ty {
-            const FINGERPRINT: u64 = leaf($name);
+            const SHAPE: Shape = Shape::Scalar(Scalar::$name);
+            // `&[u8]` decodes as a byte string (docs/WIRE.md §4), not a sequence.
+            const SLICE_SHAPE: Shape = if matches!(Scalar::$name, Scalar::U8) {
+                Shape::Bytes
+            } else {
+                Shape::Seq(&Self::SHAPE)
+            };
         }
     )*};
 }
 
 fixed_number!(
-    u8 => "u8", u16 => "u16", u32 => "u32", u64 => "u64", u128 => "u128",
-    i8 => "i8", i16 => "i16", i32 => "i32", i64 => "i64", i128 => "i128",
-    f32 => "f32", f64 => "f64",
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64, u128 => U128,
+    i8 => I8, i16 => I16, i32 => I32, i64 => I64, i128 => I128,
+    f32 => F32, f64 => F64,
 );
 
 // `usize`/`isize` differ in width between platforms, so they travel as
@@ -112,7 +118,7 @@ impl<'de> Decode<'de> for usize {
 }
 
 impl Schema for usize {
-    const FINGERPRINT: u64 = leaf("usize");
+    const SHAPE: Shape = Shape::Scalar(Scalar::Usize);
 }
 
 #[inline(always)]
@@ -149,7 +155,7 @@ impl<'de> Decode<'de> for isize {
 }
 
 impl Schema for isize {
-    const FINGERPRINT: u64 = leaf("isize");
+    const SHAPE: Shape = Shape::Scalar(Scalar::Isize);
 }
 
 impl Encode for bool {
@@ -181,7 +187,7 @@ impl<'de> Decode<'de> for bool {
 }
 
 impl Schema for bool {
-    const FINGERPRINT: u64 = leaf("bool");
+    const SHAPE: Shape = Shape::Scalar(Scalar::Bool);
 }
 
 impl Encode for char {
@@ -209,11 +215,11 @@ impl<'de> Decode<'de> for char {
 }
 
 impl Schema for char {
-    const FINGERPRINT: u64 = leaf("char");
+    const SHAPE: Shape = Shape::Scalar(Scalar::Char);
 }
 
 macro_rules! non_zero {
-    ($($nz:ty => $inner:ty, $name:literal),* $(,)?) => {$(
+    ($($nz:ty => $inner:ty, $name:ident),* $(,)?) => {$(
         impl Encode for $nz {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$inner>());
 
@@ -239,16 +245,16 @@ macro_rules! non_zero {
         }
 
         impl Schema for $nz {
-            const FINGERPRINT: u64 = leaf($name);
+            const SHAPE: Shape = Shape::Scalar(Scalar::$name);
         }
     )*};
 }
 
 non_zero!(
-    NonZeroU8 => u8, "nz_u8", NonZeroU16 => u16, "nz_u16",
-    NonZeroU32 => u32, "nz_u32", NonZeroU64 => u64, "nz_u64",
-    NonZeroI8 => i8, "nz_i8", NonZeroI16 => i16, "nz_i16",
-    NonZeroI32 => i32, "nz_i32", NonZeroI64 => i64, "nz_i64",
+    NonZeroU8 => u8, NonZeroU8, NonZeroU16 => u16, NonZeroU16,
+    NonZeroU32 => u32, NonZeroU32, NonZeroU64 => u64, NonZeroU64,
+    NonZeroI8 => i8, NonZeroI8, NonZeroI16 => i16, NonZeroI16,
+    NonZeroI32 => i32, NonZeroI32, NonZeroI64 => i64, NonZeroI64,
 );
 
 impl Encode for () {
@@ -273,5 +279,5 @@ impl<'de> Decode<'de> for () {
 }
 
 impl Schema for () {
-    const FINGERPRINT: u64 = leaf("unit");
+    const SHAPE: Shape = Shape::Scalar(Scalar::Unit);
 }

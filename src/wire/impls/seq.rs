@@ -1,7 +1,7 @@
 //! Sequences and wrappers: slices, `Vec`, arrays, `Option`, `Box`, tuples,
 //! references (docs/WIRE.md §5).
 
-use crate::wire::schema::{leaf, mix_u64};
+use crate::wire::schema::Shape;
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, size, varint_len};
 
 impl<T: Encode + ?Sized> Encode for &T {
@@ -20,7 +20,7 @@ impl<T: Encode + ?Sized> Encode for &T {
 }
 
 impl<T: Schema + ?Sized> Schema for &T {
-    const FINGERPRINT: u64 = T::FINGERPRINT;
+    const SHAPE: Shape = T::SHAPE;
 }
 
 /// A count, then the elements; a run of blittable elements is one copy.
@@ -38,7 +38,8 @@ impl<T: Encode> Encode for [T] {
 }
 
 impl<T: Schema> Schema for [T] {
-    const FINGERPRINT: u64 = mix_u64(leaf("seq"), T::FINGERPRINT);
+    const SHAPE: Shape = T::SLICE_SHAPE;
+    const BOXED_SHAPE: Shape = Self::SHAPE;
 }
 
 impl<T: Encode> Encode for Vec<T> {
@@ -83,8 +84,10 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     }
 }
 
+/// Always a sequence, `Vec<u8>` included: it decodes element by element
+/// under `max_collection` (docs/WIRE.md §4).
 impl<T: Schema> Schema for Vec<T> {
-    const FINGERPRINT: u64 = <[T]>::FINGERPRINT;
+    const SHAPE: Shape = Shape::Seq(&T::SHAPE);
 }
 
 /// No count: the length is part of the type.
@@ -122,7 +125,10 @@ impl<'de, T: Decode<'de> + Default, const N: usize> Decode<'de> for [T; N] {
 }
 
 impl<T: Schema, const N: usize> Schema for [T; N] {
-    const FINGERPRINT: u64 = mix_u64(mix_u64(leaf("array"), N as u64), T::FINGERPRINT);
+    const SHAPE: Shape = Shape::Array {
+        len: N,
+        item: &T::SHAPE,
+    };
 }
 
 /// A tag byte, `0x00` for `None`, `0x01` then the value for `Some`.
@@ -174,7 +180,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
 }
 
 impl<T: Schema> Schema for Option<T> {
-    const FINGERPRINT: u64 = mix_u64(leaf("option"), T::FINGERPRINT);
+    const SHAPE: Shape = Shape::Option(&T::SHAPE);
 }
 
 /// Boxes are transparent on the wire; decoding one counts a level of depth,
@@ -219,7 +225,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
 }
 
 impl<T: Schema + ?Sized> Schema for Box<T> {
-    const FINGERPRINT: u64 = T::FINGERPRINT;
+    const SHAPE: Shape = T::BOXED_SHAPE;
 }
 
 /// Tuples are their elements in order, with nothing between.
@@ -265,11 +271,7 @@ macro_rules! tuple {
         }
 
         impl<$($name: Schema),+> Schema for ($($name,)+) {
-            const FINGERPRINT: u64 = {
-                let hash = leaf("tuple");
-                $(let hash = mix_u64(hash, $name::FINGERPRINT);)+
-                hash
-            };
+            const SHAPE: Shape = Shape::Tuple(&[$($name::SHAPE),+]);
         }
     };
 }

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::wire::schema::leaf;
+use crate::wire::schema::Shape;
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 impl Encode for str {
@@ -19,7 +19,9 @@ impl Encode for str {
 }
 
 impl Schema for str {
-    const FINGERPRINT: u64 = leaf("str");
+    const SHAPE: Shape = Shape::Str;
+    // `Box<str>` decodes as a string, entering no level of depth.
+    const BOXED_SHAPE: Shape = Shape::Str;
 }
 
 /// Reads a length-prefixed UTF-8 string without copying it.
@@ -98,7 +100,7 @@ impl<'de> Decode<'de> for String {
 }
 
 impl Schema for String {
-    const FINGERPRINT: u64 = leaf("str");
+    const SHAPE: Shape = Shape::Str;
 }
 
 impl<'de> Decode<'de> for Box<str> {
@@ -133,5 +135,5 @@ impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
 }
 
 impl Schema for Cow<'_, str> {
-    const FINGERPRINT: u64 = leaf("str");
+    const SHAPE: Shape = Shape::Str;
 }

@@ -1,0 +1,285 @@
+//! Limits of a server and its connections, with their validation.
+
+use core::fmt;
+use std::time::Duration;
+
+use super::RateLimit;
+
+/// The largest datagram zao ever sends, in bytes: what QUIC carries at its
+/// minimum path MTU (1200 bytes) whatever the connection ids' lengths
+/// (1200 − 1 flags − 20 CID − 4 packet number − 16 tag − 9 frame header).
+///
+/// Every snapshot chunk and packed unreliable datagram fits it, so one
+/// encode suits every client: a broadcast never sizes its datagrams by the
+/// smallest peer. A peer that cannot take datagrams this large is refused
+/// at the handshake ([`RefuseReason::DatagramsTooSmall`](super::RefuseReason::DatagramsTooSmall)).
+pub const DATAGRAM_BUDGET: usize = 1150;
+
+/// What a server does when an identity its auth callback returned is
+/// already connected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DuplicateIdentity {
+    /// The new connection replaces the old one, which is closed with
+    /// [`CloseCode::Replaced`](super::CloseCode::Replaced): a player who
+    /// reconnects after a crash is not locked out by their ghost session.
+    #[default]
+    ReplaceOld,
+    /// The new connection is refused with
+    /// [`RefuseReason::AlreadyConnected`](super::RefuseReason::AlreadyConnected).
+    RefuseNew,
+}
+
+/// Resource limits, sized for a game server out of the box. quinn's own
+/// defaults allow about 250 MB of buffering per connection; these keep the
+/// worst case near 3.5 MiB (see [`Limits::worst_case_bytes_per_connection`]).
+///
+/// Change a field on a default value (`let mut limits = Limits::default();
+/// limits.max_clients = 64;`); [`validate`](Self::validate) runs when a
+/// server or client starts.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Most clients connected at once; more are refused with `ServerFull`.
+    pub max_clients: usize,
+    /// Most connections in the handshake at once; more are refused before
+    /// any state is kept for them.
+    pub max_pending_handshakes: usize,
+    /// Most of those from one IP address at once (any port), so one host
+    /// cannot take every handshake slot from the others.
+    pub max_pending_per_ip: usize,
+    /// Pending handshakes above which a new connection must first prove it
+    /// owns its address (a QUIC Retry round trip) before the server keeps
+    /// any state for it: spoofed sources then cannot fill the table.
+    pub retry_threshold: usize,
+    /// Largest message (length prefix, id and body) on a reliable stream, in
+    /// bytes: a longer frame closes the connection before its body is
+    /// buffered.
+    pub max_message_size: usize,
+    /// Largest datagram payload accepted; larger ones are dropped and counted.
+    pub max_datagram_payload: usize,
+    /// Reliable-unordered messages a peer may have in flight toward this
+    /// side at once, each on a QUIC stream of its own; more wait for one to
+    /// arrive. Only protocols with a reliable-unordered channel use it.
+    pub max_unordered_streams: u32,
+    /// Flow-control window of one stream, in bytes.
+    pub stream_receive_window: u32,
+    /// Flow-control window of the whole connection, in bytes.
+    pub connection_receive_window: u32,
+    /// Unacknowledged bytes in flight per connection.
+    pub send_window: u64,
+    /// Incoming datagram bytes buffered before the oldest are dropped.
+    pub datagram_receive_buffer: usize,
+    /// Outgoing datagram bytes buffered before the oldest are dropped
+    /// (so a slow client gets the newest snapshots, not a backlog).
+    pub datagram_send_buffer: usize,
+    /// Outgoing reliable bytes queued per connection before sends fail
+    /// with [`SendError::QueueFull`](super::SendError::QueueFull).
+    pub reliable_backlog: usize,
+    /// Received message bytes a connection holds for the application before
+    /// it stops reading its reliable streams (QUIC flow control then holds
+    /// the sender back) and drops datagram messages (counted).
+    pub inbound_queue: usize,
+    /// A connection silent for this long is closed.
+    pub idle_timeout: Duration,
+    /// Keep-alive interval, well under the idle timeout.
+    pub keep_alive: Duration,
+    /// Time a new connection has to complete the QUIC and zao handshakes,
+    /// authentication included.
+    pub handshake_timeout: Duration,
+    /// A client that sends no message for this long is disconnected (an
+    /// idle or trickling connection cannot hold a slot forever). Clients
+    /// send a heartbeat after a quarter of it with nothing else sent, so a
+    /// quiet player stays. `None` turns both off.
+    pub silence_timeout: Option<Duration>,
+    /// Per-client receive rate (server side).
+    pub receive_rate: RateLimit,
+    /// What happens when an authenticated identity connects twice.
+    pub duplicate_identity: DuplicateIdentity,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_clients: 256,
+            max_pending_handshakes: 128,
+            max_pending_per_ip: 8,
+            retry_threshold: 32,
+            max_message_size: 256 * 1024,
+            max_datagram_payload: 1452,
+            max_unordered_streams: 16,
+            stream_receive_window: 512 * 1024,
+            connection_receive_window: 1024 * 1024,
+            send_window: 1024 * 1024,
+            datagram_receive_buffer: 256 * 1024,
+            datagram_send_buffer: 256 * 1024,
+            reliable_backlog: 512 * 1024,
+            inbound_queue: 256 * 1024,
+            idle_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(2),
+            handshake_timeout: Duration::from_secs(5),
+            silence_timeout: Some(Duration::from_secs(30)),
+            receive_rate: RateLimit::default(),
+            duplicate_identity: DuplicateIdentity::default(),
+        }
+    }
+}
+
+/// A [`Limits`] value that cannot work, and which field says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitsError {
+    /// A field that must be above zero is zero.
+    Zero(&'static str),
+    /// The keep-alive interval is not shorter than the idle timeout, so an
+    /// idle connection would time out between keep-alives.
+    KeepAliveNotBelowIdle,
+    /// A stream's window cannot hold one message of the largest size, so
+    /// such a message could never arrive.
+    WindowBelowMessage,
+    /// The retry threshold is above the pending-handshake limit, so retries
+    /// would never engage.
+    RetryAbovePending,
+}
+
+impl fmt::Display for LimitsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Zero(field) => write!(f, "limits: `{field}` must be above zero"),
+            Self::KeepAliveNotBelowIdle => {
+                f.write_str("limits: `keep_alive` must be shorter than `idle_timeout`")
+            }
+            Self::WindowBelowMessage => f.write_str(
+                "limits: `stream_receive_window` must hold one message of `max_message_size`",
+            ),
+            Self::RetryAbovePending => {
+                f.write_str("limits: `retry_threshold` must not exceed `max_pending_handshakes`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LimitsError {}
+
+impl Limits {
+    /// Checks that the limits can work together: every interval and size
+    /// that is divided or waited on is above zero, the keep-alive is shorter
+    /// than the idle timeout, a stream window holds the largest message.
+    ///
+    /// # Errors
+    /// The first [`LimitsError`] found.
+    pub fn validate(&self) -> Result<(), LimitsError> {
+        let sizes = [
+            ("max_clients", self.max_clients),
+            ("max_pending_handshakes", self.max_pending_handshakes),
+            ("max_pending_per_ip", self.max_pending_per_ip),
+            ("max_message_size", self.max_message_size),
+            ("max_datagram_payload", self.max_datagram_payload),
+            ("max_unordered_streams", self.max_unordered_streams as usize),
+            ("datagram_receive_buffer", self.datagram_receive_buffer),
+            ("datagram_send_buffer", self.datagram_send_buffer),
+            ("reliable_backlog", self.reliable_backlog),
+            ("inbound_queue", self.inbound_queue),
+            (
+                "send_window",
+                usize::try_from(self.send_window).unwrap_or(1),
+            ),
+            (
+                "receive_rate.messages_per_second",
+                self.receive_rate.messages_per_second as usize,
+            ),
+            ("receive_rate.burst", self.receive_rate.burst as usize),
+        ];
+        if let Some((field, _)) = sizes.iter().find(|(_, v)| *v == 0) {
+            return Err(LimitsError::Zero(field));
+        }
+        let times = [
+            ("idle_timeout", self.idle_timeout),
+            ("keep_alive", self.keep_alive),
+            ("handshake_timeout", self.handshake_timeout),
+            (
+                "silence_timeout",
+                self.silence_timeout.unwrap_or(Duration::MAX),
+            ),
+        ];
+        if let Some((field, _)) = times.iter().find(|(_, v)| v.is_zero()) {
+            return Err(LimitsError::Zero(field));
+        }
+        if self.keep_alive >= self.idle_timeout {
+            return Err(LimitsError::KeepAliveNotBelowIdle);
+        }
+        if (self.stream_receive_window as usize) < self.max_message_size
+            || self.connection_receive_window < self.stream_receive_window
+        {
+            return Err(LimitsError::WindowBelowMessage);
+        }
+        if self.retry_threshold > self.max_pending_handshakes {
+            return Err(LimitsError::RetryAbovePending);
+        }
+        Ok(())
+    }
+
+    /// How often a client that has sent nothing else sends a heartbeat
+    /// (docs/WIRE.md §12.7): a quarter of the silence timeout, so three
+    /// can be lost before the server gives up. `None` when the silence
+    /// timeout is off.
+    #[must_use]
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        self.silence_timeout.map(|silence| silence / 4)
+    }
+
+    /// The most memory one connection can hold in zao's and QUIC's buffers:
+    /// receive window, datagram buffers, send window, reliable backlog, the
+    /// inbound queue and partly received messages (across all streams, a
+    /// receive window and one message of the largest size). Measured
+    /// against real connections in `tests/memory.rs`.
+    #[must_use]
+    pub fn worst_case_bytes_per_connection(&self) -> usize {
+        2 * self.connection_receive_window as usize
+            + self.datagram_receive_buffer
+            + self.datagram_send_buffer
+            + usize::try_from(self.send_window).unwrap_or(usize::MAX)
+            + self.reliable_backlog
+            + self.inbound_queue
+            + self.max_message_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_name_their_field() {
+        let d = Limits::default;
+        assert_eq!(d().validate(), Ok(()));
+        let l = Limits {
+            silence_timeout: Some(Duration::ZERO),
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::Zero("silence_timeout")));
+        let l = Limits {
+            keep_alive: d().idle_timeout,
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::KeepAliveNotBelowIdle));
+        let l = Limits {
+            max_message_size: d().stream_receive_window as usize + 1,
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::WindowBelowMessage));
+        let l = Limits {
+            receive_rate: RateLimit {
+                burst: 0,
+                ..RateLimit::default()
+            },
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::Zero("receive_rate.burst")));
+        let l = Limits {
+            retry_threshold: d().max_pending_handshakes + 1,
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::RetryAbovePending));
+    }
+}

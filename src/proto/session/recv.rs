@@ -1,0 +1,430 @@
+//! The receive path: stream bytes and datagrams in, admitted messages out.
+//! Every message is parsed once, checked once against the protocol
+//! ([`Protocol::admits`](crate::proto::Protocol::admits)), counted against
+//! the receive rate, and queued for the application within
+//! `limits.inbound_queue`.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId, Tap};
+use crate::proto::{
+    Channel, ChannelKind, CloseCode, FrameDecoder, HEARTBEAT_ID, ParsedDatagram, RateVerdict,
+    Received, Role, SnapshotVerdict, split_datagram,
+};
+
+/// What to do with a message that passed admission.
+enum Rate {
+    Accept,
+    /// Over the rate: an unreliable message is dropped.
+    Drop,
+    /// Over the rate on a reliable stream, or a lasting flood: the
+    /// connection is closed (a reliable message never vanishes).
+    Close,
+}
+
+impl Session {
+    /// Bytes arrived on `stream`, in order.
+    pub fn handle_stream_bytes(&mut self, now: Instant, stream: StreamId, bytes: &[u8]) {
+        if self.state == State::Closed || bytes.is_empty() {
+            return;
+        }
+        if stream == StreamId::CONTROL {
+            self.control_bytes(now, bytes);
+        } else if !stream.is_uni() || stream.initiator() == self.role {
+            self.violation(&format_args!("data on stream {} it may not use", stream.0));
+        } else {
+            let max = self.config.limits.max_message_size;
+            self.in_streams
+                .entry(stream)
+                .or_insert_with(|| InStream {
+                    channel: None,
+                    frames: FrameDecoder::new(max),
+                    finished: false,
+                })
+                .frames
+                .handle_bytes(bytes);
+            self.parse_streams(now);
+        }
+    }
+
+    /// The peer finished or reset `stream`. Closing a reliable channel's
+    /// stream while connected breaks exactly-once delivery: a violation.
+    pub fn handle_stream_finished(&mut self, now: Instant, stream: StreamId) {
+        if self.state != State::Open || stream == StreamId::CONTROL {
+            return;
+        }
+        let kind = self
+            .in_streams
+            .get(&stream)
+            .and_then(|s| s.channel)
+            .and_then(|c| self.config.protocol.channel(c))
+            .map(|c| c.kind);
+        if kind == Some(ChannelKind::ReliableUnordered) {
+            // One message per stream: it ends when its message is read.
+            self.parse_streams(now);
+            if let Some(s) = self.in_streams.get_mut(&stream) {
+                s.finished = true;
+            }
+            self.drop_finished();
+        } else {
+            self.violation(&format_args!("stream {} closed by the peer", stream.0));
+        }
+    }
+
+    /// Forgets unordered streams that finished and were read to the end.
+    fn drop_finished(&mut self) {
+        self.in_streams
+            .retain(|_, s| !(s.finished && s.frames.buffered() == 0));
+    }
+
+    /// Whether the driver should read more of `stream` now: `false` while
+    /// the application has a full inbound queue, or while partly received
+    /// messages on all streams together hold the connection's receive
+    /// window and this stream is not the one furthest along (which always
+    /// may finish its message, so reading never deadlocks). QUIC's flow control then
+    /// holds the sender back instead of memory growing here.
+    #[must_use]
+    pub fn wants_stream_bytes(&self, stream: StreamId) -> bool {
+        if self.state == State::Closed {
+            return false;
+        }
+        let limits = &self.config.limits;
+        let buffered = self
+            .in_streams
+            .get(&stream)
+            .map_or(0, |s| s.frames.buffered());
+        // The control stream's one frame has its own limit: capped at
+        // `max_message_size`, a longer hello (or refusal) that came in more
+        // than one read would never be whole.
+        let max = if stream == StreamId::CONTROL {
+            MAX_HANDSHAKE_FRAME
+        } else {
+            limits.max_message_size
+        };
+        if self.inbound >= limits.inbound_queue || buffered > max {
+            return false;
+        }
+        if self.in_streams.len() <= 1 {
+            return true;
+        }
+        let (total, furthest) = self
+            .in_streams
+            .values()
+            .map(|s| s.frames.buffered())
+            .fold((0, 0), |(t, m), b| (t + b, m.max(b)));
+        total < limits.connection_receive_window as usize || (buffered > 0 && buffered == furthest)
+    }
+
+    /// A QUIC datagram arrived.
+    pub fn handle_datagram(&mut self, now: Instant, datagram: Bytes) {
+        if self.state != State::Open {
+            // Only a reordered datagram can beat the handshake's reply.
+            self.counters.datagrams_dropped += 1;
+            return;
+        }
+        if datagram.len() > self.config.limits.max_datagram_payload {
+            tracing::debug!(peer = %self.peer, len = datagram.len(), "datagram over the limit dropped");
+            self.counters.datagrams_dropped += 1;
+            return;
+        }
+        match split_datagram(&datagram) {
+            Ok(ParsedDatagram::Unreliable(messages)) => {
+                for message in messages {
+                    if self.state != State::Open {
+                        return;
+                    }
+                    self.datagram_message(now, message);
+                }
+            }
+            Ok(ParsedDatagram::Snapshot(header, message)) => {
+                let Some((channel, message)) = self.admit_datagram(message, true) else {
+                    return;
+                };
+                match self.snapshots.handle_chunk(message.id(), header) {
+                    SnapshotVerdict::Deliver => {
+                        self.last_heard = now;
+                        // A sequenced message counts against the rate like any
+                        // other (the server sends snapshots; a client may
+                        // send sequenced messages).
+                        match self.rate(now) {
+                            Rate::Accept => self.deliver_datagram(channel, message),
+                            Rate::Drop => self.counters.rate_limited += 1,
+                            Rate::Close => self.flooding(),
+                        }
+                    }
+                    verdict => {
+                        tracing::trace!(peer = %self.peer, "{verdict:?} snapshot chunk {header:?}");
+                        self.counters.datagrams_dropped += 1;
+                    }
+                }
+            }
+            Err(e) => self.violation(&format_args!("malformed datagram: {e}")),
+        }
+    }
+
+    fn datagram_message(&mut self, now: Instant, message: Bytes) {
+        if is_heartbeat(&message) {
+            self.heartbeat_heard(now);
+            return;
+        }
+        let Some((channel, message)) = self.admit_datagram(message, false) else {
+            return;
+        };
+        self.last_heard = now;
+        match self.rate(now) {
+            Rate::Accept => self.deliver_datagram(channel, message),
+            Rate::Drop => self.counters.rate_limited += 1,
+            Rate::Close => self.flooding(),
+        }
+    }
+
+    fn deliver_datagram(&mut self, channel: Channel, message: Received) {
+        if self.inbound >= self.config.limits.inbound_queue {
+            tracing::debug!(peer = %self.peer, "inbound queue full: datagram message dropped");
+            self.counters.datagrams_dropped += 1;
+            return;
+        }
+        self.deliver(channel, message);
+    }
+
+    fn deliver(&mut self, channel: Channel, message: Received) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: message.message().clone(),
+        });
+        self.inbound += message.message().len();
+        self.counters.messages_in += 1;
+        self.events
+            .push_back(SessionEvent::Message { channel, message });
+    }
+
+    /// Parses the id and applies the admission rule; a message that breaks
+    /// it closes the connection.
+    fn admit(&mut self, channel: Channel, message: Bytes) -> Option<Received> {
+        let message = match Received::parse(message) {
+            Ok(m) => m,
+            Err(e) => {
+                self.violation(&format_args!("bad message id: {e}"));
+                return None;
+            }
+        };
+        match self
+            .config
+            .protocol
+            .admits(message.id(), channel, self.role.peer())
+        {
+            Ok(_) => Some(message),
+            Err(e) => {
+                self.violation(&e);
+                None
+            }
+        }
+    }
+
+    /// Parses a datagram's message and applies the admission rule on the
+    /// channel its type is registered on, which must be of the datagram's
+    /// kind (`sequenced`: a sequenced or snapshot channel; else an
+    /// unreliable one). A message that breaks the rule closes the
+    /// connection.
+    fn admit_datagram(&mut self, message: Bytes, sequenced: bool) -> Option<(Channel, Received)> {
+        let id = match Received::parse(message.clone()) {
+            Ok(m) => m.id(),
+            Err(e) => {
+                self.violation(&format_args!("bad message id: {e}"));
+                return None;
+            }
+        };
+        let Some((channel, kind)) = self.config.protocol.kind_of(id) else {
+            self.violation(&format_args!("unknown message id {id}"));
+            return None;
+        };
+        let fits = if sequenced {
+            kind.is_sequenced()
+        } else {
+            kind == ChannelKind::Unreliable
+        };
+        if !fits {
+            self.violation(&format_args!(
+                "message id {id} is registered on {channel:?} ({kind:?}), not in this datagram"
+            ));
+            return None;
+        }
+        self.admit(channel, message).map(|m| (channel, m))
+    }
+
+    /// Counts one message against the receive rate (servers only).
+    fn rate(&mut self, now: Instant) -> Rate {
+        match self.rate.as_mut().map(|r| r.handle_message(now)) {
+            None | Some(RateVerdict::Accept) => Rate::Accept,
+            Some(RateVerdict::Drop) => Rate::Drop,
+            Some(RateVerdict::Disconnect) => Rate::Close,
+        }
+    }
+
+    fn flooding(&mut self) {
+        tracing::debug!(peer = %self.peer, "flooding over the receive rate: disconnecting");
+        self.close(CloseCode::Flooding, "over the receive rate");
+    }
+
+    fn heartbeat_tap(&mut self, channel: Channel) {
+        self.tap(|| Tap::Message {
+            sent: false,
+            channel,
+            message: Bytes::from_static(&[HEARTBEAT_ID as u8]),
+        });
+    }
+
+    fn heartbeat_heard(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::UNRELIABLE);
+        match self.rate(now) {
+            Rate::Close => self.flooding(),
+            // A heartbeat over the rate is not a sign of life.
+            Rate::Drop => self.counters.rate_limited += 1,
+            Rate::Accept => self.last_heard = now,
+        }
+    }
+
+    /// Bytes on the control stream: the hello (server) or its reply
+    /// (client), one frame, nothing after it. They may arrive before QUIC
+    /// reports the handshake done (a reordered 1-RTT packet overtaking the
+    /// client's last handshake packet): then they wait for it.
+    fn control_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        if !matches!(self.state, State::Connecting | State::Handshaking) {
+            return self.violation(&"data on the control stream after the handshake");
+        }
+        self.in_streams
+            .entry(StreamId::CONTROL)
+            .or_insert_with(|| InStream {
+                channel: None,
+                frames: FrameDecoder::new(MAX_HANDSHAKE_FRAME),
+                finished: false,
+            })
+            .frames
+            .handle_bytes(bytes);
+        self.parse_control(now);
+    }
+
+    /// Handles the handshake message once it is whole and QUIC's
+    /// handshake is done.
+    pub(super) fn parse_control(&mut self, now: Instant) {
+        if self.state != State::Handshaking {
+            return;
+        }
+        let Some(control) = self.in_streams.get_mut(&StreamId::CONTROL) else {
+            return;
+        };
+        let frame = match control.frames.poll_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return,
+            Err(e) => return self.violation(&format_args!("handshake: {e}")),
+        };
+        let trailing = control.frames.buffered() > 0;
+        self.in_streams.remove(&StreamId::CONTROL);
+        if trailing {
+            return self.violation(&"bytes after the handshake message");
+        }
+        match self.role {
+            Role::Server => self.handle_hello(now, &frame),
+            Role::Client => self.handle_reply(now, &frame),
+        }
+    }
+
+    /// Parses complete frames of the reliable streams while connected and
+    /// the inbound queue has room; the rest stays buffered.
+    pub(super) fn parse_streams(&mut self, now: Instant) {
+        if self.state != State::Open {
+            return;
+        }
+        let limit = self.config.limits.inbound_queue;
+        if self.held_back && self.inbound < limit {
+            self.held_back = false;
+            if let Some(rate) = self.rate.as_mut() {
+                rate.handle_resume(now);
+            }
+        }
+        let ids: Vec<StreamId> = self.in_streams.keys().copied().collect();
+        for id in ids {
+            while self.state == State::Open && self.inbound < self.config.limits.inbound_queue {
+                match self.next_frame(id) {
+                    Ok(Some((channel, frame))) => self.reliable_frame(now, channel, frame),
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.violation(&e);
+                        return;
+                    }
+                }
+            }
+        }
+        if self.state == State::Open && self.inbound >= limit && !self.held_back {
+            // Messages wait for the application: not the client's doing.
+            self.held_back = true;
+            if let Some(rate) = self.rate.as_mut() {
+                rate.handle_pause(now);
+            }
+        }
+    }
+
+    /// The next frame of `id`, with its channel, reading the stream's
+    /// channel header first.
+    fn next_frame(&mut self, id: StreamId) -> Result<Option<(Channel, Bytes)>, String> {
+        let taken: Vec<Channel> = self.in_streams.values().filter_map(|s| s.channel).collect();
+        let Some(stream) = self.in_streams.get_mut(&id) else {
+            return Ok(None);
+        };
+        let channel = match stream.channel {
+            Some(channel) => channel,
+            None => {
+                let Some(header) = stream.frames.poll_header().map_err(|e| e.to_string())? else {
+                    return Ok(None);
+                };
+                let (channel, kind) = u8::try_from(header)
+                    .ok()
+                    .map(Channel)
+                    .and_then(|c| Some((c, self.config.protocol.channel(c)?.kind)))
+                    .filter(|(_, kind)| kind.is_reliable())
+                    .ok_or_else(|| format!("stream header names no reliable channel: {header}"))?;
+                if kind == ChannelKind::ReliableOrdered && taken.contains(&channel) {
+                    return Err(format!("a second stream for {channel:?}"));
+                }
+                stream.channel = Some(channel);
+                channel
+            }
+        };
+        match stream.frames.poll_frame() {
+            Ok(Some(frame)) => Ok(Some((channel, frame))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(format!("reliable stream: {e}")),
+        }
+    }
+
+    fn reliable_frame(&mut self, now: Instant, channel: Channel, frame: Bytes) {
+        let heartbeat = is_heartbeat(&frame);
+        if heartbeat {
+            return self.heartbeat_heard_reliable(now);
+        }
+        let Some(message) = self.admit(channel, frame) else {
+            return;
+        };
+        self.last_heard = now;
+        match self.rate(now) {
+            Rate::Accept => self.deliver(channel, message),
+            Rate::Drop | Rate::Close => self.flooding(),
+        }
+    }
+
+    fn heartbeat_heard_reliable(&mut self, now: Instant) {
+        self.heartbeat_tap(Channel::RELIABLE);
+        match self.rate(now) {
+            Rate::Accept => self.last_heard = now,
+            Rate::Drop | Rate::Close => self.flooding(),
+        }
+    }
+}
+
+/// Id 0 with an empty body.
+fn is_heartbeat(message: &[u8]) -> bool {
+    message == [HEARTBEAT_ID as u8]
+}
