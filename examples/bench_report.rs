@@ -338,6 +338,9 @@ fn report(filter: &Filter, save: Option<&Path>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let exe = std::env::current_exe().expect("own path");
+    // The allocation pass first: a failure there costs no timing run.
+    eprintln!("allocation pass");
+    let allocs = allocation_counts(root);
     let mut wire: Vec<(String, String, usize)> = Vec::new();
     let mut times: Vec<(String, String, Op, Vec<f64>)> = Vec::new();
     for p in 0..PROCESSES {
@@ -371,8 +374,6 @@ fn report(filter: &Filter, save: Option<&Path>) {
         }
     }
     let run_secs = started.elapsed().as_secs_f64();
-    eprintln!("allocation pass");
-    let allocs = allocation_counts(root);
 
     let results: Vec<CaseResult> = KINDS
         .into_iter()
@@ -449,19 +450,18 @@ fn report(filter: &Filter, save: Option<&Path>) {
 }
 
 /// Runs `examples/bench_allocs.rs` and parses its counts: `(case, library,
-/// op, allocations, bytes)` per op. The binary beside this one is used when
-/// it is at least as new as this one (built by the same cargo command);
-/// otherwise cargo builds it with the same profile.
+/// op, allocations, bytes)` per op. Run by hand (the binary, not `cargo
+/// run`), the tool uses the `bench_allocs` binary beside it (build both:
+/// `cargo build --profile bench --example bench_report --example
+/// bench_allocs`). Under `cargo run`, cargo builds and runs it with the same
+/// profile unless the binary beside this one is at least as new.
 fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
     let exe = std::env::current_exe().expect("own path");
     let sibling = exe.with_file_name("bench_allocs");
     let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
     let fresh = matches!((modified(&sibling), modified(&exe)), (Some(a), Some(b)) if a >= b);
-    let cargo = std::env::var("CARGO")
-        .ok()
-        .or_else(|| option_env!("CARGO").map(str::to_owned));
-    let mut command = match cargo {
-        Some(cargo) if !fresh => {
+    let mut command = match std::env::var("CARGO") {
+        Ok(cargo) if !fresh => {
             let profile = if cfg!(debug_assertions) {
                 "dev"
             } else {
