@@ -353,11 +353,12 @@ pub use wire::{
     decode_message, encode_message, message_len, split_message, varint_len,
 };
 #[cfg(feature = "derive")]
-pub use zao_derive::{Decode, Encode, Message};
+pub use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
 // zao's own types derive their impls whether or not the feature re-exports
 // the derives.
 #[cfg(not(feature = "derive"))]
-pub(crate) use zao_derive::{Decode, Encode, Message};
+#[allow(unused_imports)]
+pub(crate) use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
 
 /// zerocopy, re-exported for blittable types: derive its traits with
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.
