@@ -49,7 +49,7 @@ pub use datagram::{
 pub use delta::{
     Applied, ApplyError, Assembled, DEFAULT_HISTORY, DeltaReceiver, DeltaSnapshot, Interpolate,
     JitterBuffer, JitterConfig, JitterStats, Pair, ReceiverStats, Sample, SnapshotChunk,
-    SnapshotItem, SnapshotKey,
+    SnapshotHistory, SnapshotItem, SnapshotKey,
 };
 pub use framing::{FrameDecoder, FrameError, frame_header};
 pub use handshake::{

@@ -657,7 +657,7 @@ impl ServerCore {
             .histories
             .get::<S>()
             .ok_or(SendError::NotRegistered(S::ID))?;
-        history.begin(snapshot, seq)?;
+        history.stage(seq, snapshot)?;
         self.by_baseline.clear();
         for (i, cell) in self.targets.iter().enumerate() {
             let ack = cell.lock().snapshot_ack(S::ID);

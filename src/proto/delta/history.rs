@@ -24,8 +24,19 @@ use super::table::Table;
 /// acknowledged snapshot is older gets keyframes.
 pub const DEFAULT_HISTORY: usize = 128;
 
-/// One snapshot type's history on the server.
-pub(crate) struct History<S> {
+/// One snapshot type's delta encoder: the snapshots sent (the last
+/// `capacity` of them), each a possible baseline, and the snapshot being
+/// sent, encoded against any of them. [`ServerCore::send_delta_snapshot`](crate::proto::ServerCore::send_delta_snapshot)
+/// keeps one per type; use it directly to encode deltas for a transport
+/// of your own, a replay or a measurement:
+///
+/// ```text
+/// history.stage(seq, &snapshot)?;          // the snapshot to send
+/// for each distinct baseline b among the clients (history.baseline(ack)):
+///     history.encode(b, &mut scratch, &mut datagrams)?;   // once per b
+/// history.commit();                        // it becomes a baseline
+/// ```
+pub struct SnapshotHistory<S> {
     capacity: usize,
     /// Sent snapshots by ascending sequence number.
     ring: VecDeque<(u64, Arc<Table>)>,
@@ -38,8 +49,20 @@ pub(crate) struct History<S> {
     _snapshot: PhantomData<fn() -> S>,
 }
 
-impl<S: DeltaSnapshot> History<S> {
-    pub(crate) fn new(capacity: usize) -> Self {
+impl<S> core::fmt::Debug for SnapshotHistory<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SnapshotHistory")
+            .field("capacity", &self.capacity)
+            .field("kept", &self.ring.len())
+            .field("staged", &self.current.as_ref().map(|c| c.0))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: DeltaSnapshot> SnapshotHistory<S> {
+    /// A history keeping the last `capacity` snapshots (at least one).
+    #[must_use]
+    pub fn new(capacity: usize) -> Self {
         let width = <S::Item as SnapshotItem>::LANES;
         Self {
             capacity: capacity.max(1),
@@ -53,12 +76,12 @@ impl<S: DeltaSnapshot> History<S> {
         }
     }
 
-    /// Takes `snapshot` as sequence number `seq`, to encode against
-    /// baselines.
+    /// Takes `snapshot` as sequence number `seq` (above every one before),
+    /// to encode against baselines. Items need not be sorted.
     ///
     /// # Errors
     /// [`SendError::DuplicateKey`] if two items share a key.
-    pub(crate) fn begin(&mut self, snapshot: &S, seq: u64) -> Result<(), SendError> {
+    pub fn stage(&mut self, seq: u64, snapshot: &S) -> Result<(), SendError> {
         let table = Table::from_items(snapshot.snapshot_items())
             .map_err(|d| SendError::DuplicateKey(d.0))?;
         self.header.clear();
@@ -73,7 +96,8 @@ impl<S: DeltaSnapshot> History<S> {
     /// The baseline to encode against for a client whose last ack is
     /// `ack`: the newest snapshot it holds that the history still has, or
     /// 0 (a keyframe).
-    pub(crate) fn baseline(&self, ack: Option<SnapshotAck>) -> u64 {
+    #[must_use]
+    pub fn baseline(&self, ack: Option<SnapshotAck>) -> u64 {
         let Some(ack) = ack else { return 0 };
         let Some(&(oldest, _)) = self.ring.front() else {
             return 0;
@@ -92,14 +116,15 @@ impl<S: DeltaSnapshot> History<S> {
         0
     }
 
-    /// Encodes the current snapshot against `baseline` (0: a keyframe),
-    /// each chunk a whole datagram appended to `out`. Returns the chunk
-    /// count.
+    /// Encodes the staged snapshot against `baseline` (0, or one the
+    /// history does not have: a keyframe), each chunk a whole delta
+    /// datagram (docs/WIRE.md §12.6) appended to `out`, built in `scratch`
+    /// (reused). Returns the chunk count (0 if nothing is staged).
     ///
     /// # Errors
     /// [`SendError::TooLarge`] if one item does not fit a datagram or the
     /// delta needs more than [`MAX_CHUNKS`] chunks.
-    pub(crate) fn encode(
+    pub fn encode(
         &mut self,
         baseline: u64,
         scratch: &mut BytesMut,
@@ -168,8 +193,8 @@ impl<S: DeltaSnapshot> History<S> {
             .map_err(|_| too_large)
     }
 
-    /// Keeps the current snapshot as a baseline for the sends that follow.
-    pub(crate) fn commit(&mut self) {
+    /// Keeps the staged snapshot as a baseline for the sends that follow.
+    pub fn commit(&mut self) {
         if let Some(current) = self.current.take() {
             self.ring.push_back(current);
             while self.ring.len() > self.capacity {
@@ -205,12 +230,12 @@ impl core::fmt::Debug for Histories {
 impl Histories {
     /// The history of `S`, made on first use (or anew if another type
     /// with the same id used it).
-    pub(crate) fn get<S: DeltaSnapshot>(&mut self) -> Option<&mut History<S>> {
+    pub(crate) fn get<S: DeltaSnapshot>(&mut self) -> Option<&mut SnapshotHistory<S>> {
         let capacity = self.capacity.unwrap_or(DEFAULT_HISTORY);
-        if !self.by_id.get(&S::ID).is_some_and(|h| h.is::<History<S>>()) {
+        if !self.by_id.get(&S::ID).is_some_and(|h| h.is::<SnapshotHistory<S>>()) {
             self.by_id
-                .insert(S::ID, Box::new(History::<S>::new(capacity)));
+                .insert(S::ID, Box::new(SnapshotHistory::<S>::new(capacity)));
         }
-        self.by_id.get_mut(&S::ID)?.downcast_mut::<History<S>>()
+        self.by_id.get_mut(&S::ID)?.downcast_mut::<SnapshotHistory<S>>()
     }
 }

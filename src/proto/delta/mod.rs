@@ -12,7 +12,7 @@ mod jitter;
 mod receiver;
 mod table;
 
-pub use history::DEFAULT_HISTORY;
+pub use history::{DEFAULT_HISTORY, SnapshotHistory};
 pub(crate) use history::Histories;
 pub use interp::Interpolate;
 pub use item::{DeltaSnapshot, SnapshotItem, SnapshotKey};
