@@ -8,22 +8,19 @@
 //! cargo bench --bench tiers -- --test          # run each once (CI)
 //! ```
 //!
-//! Ids read `case/operation/library`. The operations and the peers' mirror
-//! types live in `benches/support/`, shared with `examples/bench_report.rs`,
-//! which writes BENCHMARKS.md from one run of the same rows.
+//! Ids read `case/operation/library`. The cases, the harness and every
+//! library's pair of functions live in `benches/support/`, shared with
+//! `examples/bench_report.rs`, which writes BENCHMARKS.md from the same rows.
+//! `cargo bench` builds with `[profile.bench]` (fat LTO, one codegen unit),
+//! as the report does.
 
-// Benchmark code on our own sample values: a panic is a broken benchmark,
-// not a crashed server.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
-#[path = "support/cases.rs"]
-mod cases;
-#[path = "support/peers.rs"]
-mod peers;
+mod support;
 
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+use support::cases;
 
 fn tiers(c: &mut Criterion) {
     for kind in cases::KINDS {

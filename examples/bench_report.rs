@@ -1,53 +1,71 @@
-//! Measures Zao against the peer codecs on every reference message case and
-//! writes `BENCHMARKS.md` and `docs/bench.svg` from that one run:
+//! Measures Zao against the peer codecs on every benchmark case and writes
+//! `BENCHMARKS.md` and `docs/bench.svg`:
 //!
 //! ```sh
-//! cargo run --release --example bench_report
+//! cargo run --profile bench --example bench_report
 //! ```
 //!
-//! It runs the rows of `benches/tiers.rs` (the same closures, from
-//! `benches/support/`) with its own timing loop: every row is calibrated to
-//! a batch of a few milliseconds, then all rows of a case take turns, round
-//! after round, and each row reports the median of its rounds. Interleaving
-//! spreads a noisy neighbour over every library alike, so the ratios hold
-//! even when the absolute numbers drift. Allocations per operation are
-//! counted on this thread with allocation-counter.
+//! `[profile.bench]` is fat LTO with one codegen unit. The tool runs the
+//! rows of `benches/support/` (the same closures `benches/tiers.rs` runs
+//! under criterion) in [`PROCESSES`] separate worker processes of itself,
+//! one after another, under the system allocator: in each, every row is
+//! calibrated to a batch of a few milliseconds, then all rows of a case take
+//! turns, round after round, and each row keeps the median of its rounds.
+//! The report gives each row's median over the processes and their spread.
+//! Allocations are counted in a separate pass, by `examples/bench_allocs.rs`
+//! under a counting allocator, so no timed row pays for the counting.
+//!
+//! Other modes, for one row at a time:
+//!
+//! ```sh
+//! # one process, only Zao's rows of one case
+//! cargo run --profile bench --example bench_report -- --worker --case SpawnEntity --lib zao
+//! # no timing: run the selected rows N times (for `valgrind --tool=callgrind`;
+//! # the difference between N and 2N is N operations' instructions)
+//! cargo run --profile bench --example bench_report -- --iters 100000 --case SpawnEntity --lib zao --op decode
+//! ```
 
 // Report code on our own sample values: a panic is a broken report, not a
 // crashed server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../benches/support/cases.rs"]
-mod cases;
-#[path = "../benches/support/peers.rs"]
-mod peers;
+#[path = "../benches/support/mod.rs"]
+mod support;
 #[path = "../benches/support/text_sizes.rs"]
 mod text_sizes;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use cases::{Case, KINDS, Kind, Op, RAW, ZAO};
+use support::cases::{KINDS, Kind};
+use support::harness::{Case, Op};
+use support::libs::{RAW, ZAO};
+use zao_perf::{Section, machine, today};
 
-/// Timed rounds per row; the median is reported.
+/// Worker processes; each row reports the median of theirs.
+const PROCESSES: usize = 3;
+/// Timed rounds per row in one process; the median is kept.
 const ROUNDS: usize = 31;
 /// Wall time of one timed batch of one row.
 const BATCH: Duration = Duration::from_millis(4);
-/// Operations per allocation count (the count is divided by this).
-const ALLOC_ITERS: u64 = 32;
-/// Where a peer counts as "at the raw-copy floor", and target (c)'s bar.
-const FLOOR_SLACK: f64 = 1.2;
-/// How close to the fastest peer counts as a tie in target (a).
-const TIE: f64 = 1.05;
+/// A row holds when Zao's time over the best peer's is at most this...
+const HOLD: f64 = 1.00;
+/// ... or at most this where the best peer is at the raw-copy floor,
+const TIE: f64 = 1.03;
+/// ... that is, within this factor of the raw copy.
+const AT_FLOOR: f64 = 1.1;
+/// Target (c): Zao within this factor of the raw copy.
+const RAW_SLACK: f64 = 1.2;
 /// Target (b): borrowed decode against the best owned decode.
 const BORROWED_GAIN: f64 = 3.0;
 /// The peers of target (e): no compression of integers beyond their width
 /// (bincode's standard config is the exception: it writes varints).
 const FIXED_WIDTH: [&str; 3] = ["speedy", "wincode", "bincode-fixint"];
 /// The crates whose versions the report names.
-const CRATES: [&str; 14] = [
+const CRATES: [&str; 15] = [
     "criterion",
     "bitcode",
     "bincode",
@@ -61,22 +79,178 @@ const CRATES: [&str; 14] = [
     "zerocopy",
     "glam",
     "serde",
+    "foldhash",
     "allocation-counter",
 ];
 
+/// Which rows a run covers (`--case`, `--lib`, `--op`; none means all).
+#[derive(Default)]
+struct Filter {
+    cases: Vec<String>,
+    libs: Vec<String>,
+    ops: Vec<Op>,
+}
+
+impl Filter {
+    fn case(&self, kind: Kind) -> bool {
+        self.cases.is_empty() || self.cases.contains(&kind.name())
+    }
+
+    fn row(&self, lib: &str, op: Op) -> bool {
+        (self.libs.is_empty() || self.libs.iter().any(|l| l == lib))
+            && (self.ops.is_empty() || self.ops.contains(&op))
+    }
+
+    /// The same selection as command-line arguments.
+    fn args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for c in &self.cases {
+            args.extend(["--case".to_owned(), c.clone()]);
+        }
+        for l in &self.libs {
+            args.extend(["--lib".to_owned(), l.clone()]);
+        }
+        for o in &self.ops {
+            args.extend(["--op".to_owned(), o.label().to_owned()]);
+        }
+        args
+    }
+}
+
+enum Mode {
+    Report { save: Option<PathBuf> },
+    Worker,
+    Iters(u64),
+}
+
+fn main() {
+    let mut filter = Filter::default();
+    let mut mode = Mode::Report { save: None };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--worker" => mode = Mode::Worker,
+            "--iters" => mode = Mode::Iters(value().parse().expect("--iters N")),
+            "--save" => {
+                mode = Mode::Report {
+                    save: Some(value().into()),
+                }
+            }
+            "--case" => {
+                let name = value();
+                assert!(Kind::from_name(&name).is_some(), "no case {name:?}");
+                filter.cases.push(name);
+            }
+            "--lib" => filter.libs.push(value()),
+            "--op" => {
+                let label = value();
+                filter
+                    .ops
+                    .push(Op::from_label(&label).unwrap_or_else(|| panic!("no op {label:?}")));
+            }
+            other => panic!("unknown argument {other:?}"),
+        }
+    }
+    match mode {
+        Mode::Worker => worker(&filter),
+        Mode::Iters(iters) => {
+            for kind in KINDS.into_iter().filter(|&k| filter.case(k)) {
+                let mut case = kind.build();
+                for row in case.rows.iter_mut().filter(|r| filter.row(r.lib, r.op)) {
+                    row.run(iters);
+                }
+            }
+        }
+        Mode::Report { save } => report(&filter, save.as_deref()),
+    }
+}
+
+/// One worker process: measures the selected rows and prints
+/// `wire\tcase\tlib\tbytes` and `time\tcase\tlib\top\tns` lines.
+fn worker(filter: &Filter) {
+    for kind in KINDS.into_iter().filter(|&k| filter.case(k)) {
+        let case = kind.build();
+        for (lib, bytes) in &case.wire {
+            println!("wire\t{}\t{lib}\t{bytes}", case.name);
+        }
+        eprintln!("  {} ({} rows)", case.name, case.rows.len());
+        for (lib, op, ns) in measure(case, filter) {
+            println!("time\t{}\t{lib}\t{}\t{ns}", kind.name(), op.label());
+        }
+    }
+}
+
+/// Calibrates every selected row, then runs the interleaved rounds; returns
+/// each row's median time per operation.
+fn measure(mut case: Case, filter: &Filter) -> Vec<(&'static str, Op, f64)> {
+    case.rows.retain(|r| filter.row(r.lib, r.op));
+    let iters: Vec<u64> = case.rows.iter_mut().map(calibrate).collect();
+    let count = case.rows.len();
+    let mut samples = vec![Vec::with_capacity(ROUNDS); count];
+    for round in 0..ROUNDS {
+        // Rotate the starting row so that no row always follows the same one.
+        for k in 0..count {
+            let i = (k + round) % count;
+            let start = Instant::now();
+            case.rows[i].run(iters[i]);
+            samples[i].push(start.elapsed().as_nanos() as f64 / iters[i] as f64);
+        }
+    }
+    case.rows
+        .iter()
+        .zip(samples)
+        .map(|(row, samples)| (row.lib, row.op, median(samples)))
+        .collect()
+}
+
+/// Warms a row up and returns the iterations that fill one batch.
+fn calibrate(row: &mut support::harness::Row) -> u64 {
+    row.run(16);
+    let mut iters = 1u64;
+    loop {
+        let start = Instant::now();
+        row.run(iters);
+        let elapsed = start.elapsed();
+        if elapsed >= BATCH / 8 || iters >= 1 << 32 {
+            let per_op = elapsed.as_secs_f64() / iters as f64;
+            return ((BATCH.as_secs_f64() / per_op).ceil() as u64).max(1);
+        }
+        iters *= 2;
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// One row's result.
 struct Measured {
-    lib: &'static str,
+    lib: String,
     op: Op,
+    /// Nanoseconds per operation, one per process.
+    runs: Vec<f64>,
+    /// Their median.
     ns: f64,
-    allocs: f64,
+    /// Allocations and bytes allocated per operation (the counting pass).
+    allocs: Option<(f64, f64)>,
+}
+
+impl Measured {
+    /// Half the range of the processes' times, relative to their median.
+    fn spread(&self) -> f64 {
+        let max = self.runs.iter().copied().fold(f64::MIN, f64::max);
+        let min = self.runs.iter().copied().fold(f64::MAX, f64::min);
+        (max - min) / 2.0 / self.ns
+    }
 }
 
 /// One case's results.
 struct CaseResult {
     kind: Kind,
     name: String,
-    wire: Vec<(&'static str, usize)>,
+    wire: Vec<(String, usize)>,
     rows: Vec<Measured>,
 }
 
@@ -90,25 +264,24 @@ impl CaseResult {
     }
 
     fn wire(&self, lib: &str) -> Option<usize> {
-        self.wire.iter().find(|(l, _)| *l == lib).map(|&(_, n)| n)
+        self.wire.iter().find(|(l, _)| l == lib).map(|&(_, n)| n)
     }
 
     /// Every library, in row order.
-    fn libs(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.wire.iter().map(|&(lib, _)| lib)
+    fn libs(&self) -> impl Iterator<Item = &str> + '_ {
+        self.wire.iter().map(|(lib, _)| lib.as_str())
     }
 
     /// The peer codecs: neither Zao nor the raw copy.
-    fn peers(&self) -> impl Iterator<Item = &'static str> + '_ {
+    fn peers(&self) -> impl Iterator<Item = &str> + '_ {
         self.libs().filter(|&lib| lib != ZAO && lib != RAW)
     }
 
     /// The fastest peer for `op`.
-    fn best_peer(&self, op: Op) -> (&'static str, f64) {
+    fn best_peer(&self, op: Op) -> Option<(&str, f64)> {
         self.peers()
             .filter_map(|lib| Some((lib, self.ns(lib, op)?)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("every case has peers")
     }
 
     /// The fastest time of `op` over every library, the raw copy included.
@@ -119,106 +292,214 @@ impl CaseResult {
     }
 
     /// Zao's place among the codecs for `op` (1 = fastest), and how many.
-    fn zao_rank(&self, op: Op) -> (usize, usize) {
-        let zao = self.ns(ZAO, op).expect("zao row");
+    fn zao_rank(&self, op: Op) -> Option<(usize, usize)> {
+        let zao = self.ns(ZAO, op)?;
         let peers: Vec<f64> = self.peers().filter_map(|l| self.ns(l, op)).collect();
         let ahead = peers.iter().filter(|&&ns| ns < zao).count();
-        (ahead + 1, peers.len() + 1)
+        Some((ahead + 1, peers.len() + 1))
+    }
+
+    /// The holds rule for Zao's `op` against the best peer's `peer_op`:
+    /// the verdict and a line of evidence.
+    fn judge(&self, op: Op, peer_op: Op) -> Option<(bool, String)> {
+        let zao = self.row(ZAO, op)?;
+        let (peer, best) = self.best_peer(peer_op)?;
+        let ratio = zao.ns / best;
+        let floor = self.ns(RAW, peer_op);
+        let at_floor = floor.is_some_and(|raw| best <= raw * AT_FLOOR);
+        let ok = ratio <= HOLD || (at_floor && ratio <= TIE);
+        let peer_spread = self.row(peer, peer_op).map_or(0.0, Measured::spread);
+        let why = if ratio <= HOLD {
+            "fastest".to_owned()
+        } else if ok {
+            format!("tie within {:.0} % at the raw floor", (TIE - 1.0) * 100.0)
+        } else {
+            format!("{peer} is faster")
+        };
+        let floor = floor.map_or(String::new(), |raw| format!(", raw copy {} ns", ns(raw)));
+        Some((
+            ok,
+            format!(
+                "{} {}: zao {} ns ±{} vs best peer {peer} {} ns ±{}{floor}: {ratio:.2}×: {} — {why}",
+                self.name,
+                op.label(),
+                ns(zao.ns),
+                pct(zao.spread()),
+                ns(best),
+                pct(peer_spread),
+                verdict(ok),
+            ),
+        ))
     }
 }
 
-fn main() {
+fn report(filter: &Filter, save: Option<&Path>) {
     let started = Instant::now();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut results = Vec::new();
-    for kind in KINDS {
-        let case = kind.build();
-        eprintln!("measuring {} ({} rows)", case.name, case.rows.len());
-        results.push(measure(kind, case));
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let exe = std::env::current_exe().expect("own path");
+    let mut wire: Vec<(String, String, usize)> = Vec::new();
+    let mut times: Vec<(String, String, Op, Vec<f64>)> = Vec::new();
+    for p in 0..PROCESSES {
+        eprintln!("process {} of {PROCESSES}", p + 1);
+        let out = Command::new(&exe)
+            .arg("--worker")
+            .args(filter.args())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run a worker process");
+        assert!(out.status.success(), "worker process failed");
+        for line in String::from_utf8(out.stdout).expect("utf-8").lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f[0] {
+                "wire" if p == 0 => {
+                    wire.push((f[1].to_owned(), f[2].to_owned(), f[3].parse().unwrap()))
+                }
+                "time" => {
+                    let op = Op::from_label(f[3]).unwrap();
+                    let ns: f64 = f[4].parse().unwrap();
+                    match times
+                        .iter_mut()
+                        .find(|t| t.0 == f[1] && t.1 == f[2] && t.2 == op)
+                    {
+                        Some(t) => t.3.push(ns),
+                        None => times.push((f[1].to_owned(), f[2].to_owned(), op, vec![ns])),
+                    }
+                }
+                _ => {}
+            }
+        }
     }
     let run_secs = started.elapsed().as_secs_f64();
+    eprintln!("allocation pass");
+    let allocs = allocation_counts(root);
+
+    let results: Vec<CaseResult> = KINDS
+        .into_iter()
+        .filter(|&k| filter.case(k))
+        .map(|kind| {
+            let name = kind.name();
+            let rows = times
+                .iter()
+                .filter(|t| t.0 == name)
+                .map(|(_, lib, op, runs)| Measured {
+                    lib: lib.clone(),
+                    op: *op,
+                    ns: median(runs.clone()),
+                    runs: runs.clone(),
+                    allocs: allocs
+                        .iter()
+                        .find(|a| a.0 == name && a.1 == *lib && a.2 == *op)
+                        .map(|a| (a.3, a.4)),
+                })
+                .collect();
+            CaseResult {
+                kind,
+                wire: wire
+                    .iter()
+                    .filter(|w| w.0 == name)
+                    .map(|w| (w.1.clone(), w.2))
+                    .collect(),
+                name,
+                rows,
+            }
+        })
+        .collect();
+
+    if let Some(path) = save {
+        let mut tsv = String::new();
+        for r in &results {
+            for m in &r.rows {
+                let runs: Vec<String> = m.runs.iter().map(|v| format!("{v:.3}")).collect();
+                writeln!(
+                    tsv,
+                    "{}\t{}\t{}\t{:.3}\t{}",
+                    r.name,
+                    m.lib,
+                    m.op.label(),
+                    m.ns,
+                    runs.join(",")
+                )
+                .unwrap();
+            }
+        }
+        fs::write(path, tsv).expect("write --save file");
+    }
 
     let targets = targets(&results);
+    print_summary(&results, &targets);
+    if !filter.cases.is_empty() || !filter.libs.is_empty() || !filter.ops.is_empty() {
+        println!("a selection was measured: BENCHMARKS.md is left as it is");
+        return;
+    }
     let svg = svg(&results);
-    let mut markdown = markdown(&results, &targets, run_secs, root);
-    // examples/broadcast.rs owns a marked section of the same file: carry it over.
+    let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root);
+    // zao-perf's broadcast tool owns a marked section of the same file: carry it over.
     let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
-    if let Some(block) = broadcast_section(&old) {
+    if let Some(block) = Section::new("broadcast").find(&old) {
         markdown = format!("{}\n\n{block}\n", markdown.trim_end());
     }
     fs::create_dir_all(root.join("docs")).expect("create docs/");
     fs::write(root.join("docs/bench.svg"), svg).expect("write docs/bench.svg");
     fs::write(root.join("BENCHMARKS.md"), markdown).expect("write BENCHMARKS.md");
-
-    print_summary(&results, &targets);
     println!(
         "wrote BENCHMARKS.md and docs/bench.svg; measured in {run_secs:.1} s, total {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }
 
-/// The section of BENCHMARKS.md that `examples/broadcast.rs` writes, its
-/// markers included.
-fn broadcast_section(old: &str) -> Option<&str> {
-    const START: &str = "<!-- broadcast:start -->";
-    const END: &str = "<!-- broadcast:end -->";
-    let start = old.find(START)?;
-    let end = start + old[start..].find(END)? + END.len();
-    Some(&old[start..end])
-}
-
-/// Calibrates every row, runs the interleaved rounds, counts allocations.
-fn measure(kind: Kind, mut case: Case) -> CaseResult {
-    let iters: Vec<u64> = case.rows.iter_mut().map(calibrate).collect();
-    let mut samples = vec![Vec::with_capacity(ROUNDS); case.rows.len()];
-    let count = case.rows.len();
-    for round in 0..ROUNDS {
-        // Rotate the starting row so that no row always follows the same one.
-        for k in 0..count {
-            let i = (k + round) % count;
-            let start = Instant::now();
-            case.rows[i].run(iters[i]);
-            let ns = start.elapsed().as_nanos() as f64 / iters[i] as f64;
-            samples[i].push(ns);
+/// Runs `examples/bench_allocs.rs` and parses its counts: `(case, library,
+/// op, allocations, bytes)` per op. The binary beside this one is used when
+/// it is at least as new as this one (built by the same cargo command);
+/// otherwise cargo builds it with the same profile.
+fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
+    let exe = std::env::current_exe().expect("own path");
+    let sibling = exe.with_file_name("bench_allocs");
+    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = matches!((modified(&sibling), modified(&exe)), (Some(a), Some(b)) if a >= b);
+    let cargo = std::env::var("CARGO")
+        .ok()
+        .or_else(|| option_env!("CARGO").map(str::to_owned));
+    let mut command = match cargo {
+        Some(cargo) if !fresh => {
+            let profile = if cfg!(debug_assertions) {
+                "dev"
+            } else {
+                "bench"
+            };
+            let mut c = Command::new(cargo);
+            c.args([
+                "run",
+                "--quiet",
+                "--profile",
+                profile,
+                "--example",
+                "bench_allocs",
+            ]);
+            c.current_dir(root);
+            c
         }
-    }
-    let rows = case
-        .rows
-        .iter_mut()
-        .zip(samples)
-        .map(|(row, mut samples)| {
-            samples.sort_by(f64::total_cmp);
-            let info = allocation_counter::measure(|| row.run(ALLOC_ITERS));
-            Measured {
-                lib: row.lib,
-                op: row.op,
-                ns: samples[samples.len() / 2],
-                allocs: info.count_total as f64 / ALLOC_ITERS as f64,
-            }
+        _ => Command::new(sibling),
+    };
+    let out = command
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run bench_allocs");
+    assert!(out.status.success(), "bench_allocs failed");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            Some((
+                f.first()?.to_string(),
+                f.get(1)?.to_string(),
+                Op::from_label(f.get(2)?)?,
+                f.get(3)?.parse().ok()?,
+                f.get(4)?.parse().ok()?,
+            ))
         })
-        .collect();
-    CaseResult {
-        kind,
-        name: case.name,
-        wire: case.wire,
-        rows,
-    }
-}
-
-/// Warms a row up and returns the iterations that fill one batch.
-fn calibrate(row: &mut cases::Row) -> u64 {
-    row.run(16);
-    let mut iters = 1u64;
-    loop {
-        let start = Instant::now();
-        row.run(iters);
-        let elapsed = start.elapsed();
-        if elapsed >= BATCH / 8 || iters >= 1 << 32 {
-            let per_op = elapsed.as_secs_f64() / iters as f64;
-            return ((BATCH.as_secs_f64() / per_op).ceil() as u64).max(1);
-        }
-        iters *= 2;
-    }
+        .collect()
 }
 
 /// One target's verdict, with a line of evidence per case.
@@ -234,40 +515,28 @@ fn verdict(holds: bool) -> &'static str {
 
 fn targets(results: &[CaseResult]) -> Vec<Target> {
     let mut out = Vec::new();
+    let reference = || {
+        results
+            .iter()
+            .filter(|r| r.kind.is_reference() || matches!(r.kind, Kind::InventoryFixed(_)))
+    };
 
     // (a) Zao fastest for encode-reuse and owned decode on every case.
     let mut lines = Vec::new();
     let mut holds = true;
-    for r in results {
-        let raw = |op| r.ns(RAW, op);
+    for r in reference() {
         for op in [Op::EncodeReuse, Op::Decode] {
-            let zao = r.ns(ZAO, op).expect("zao row");
-            let (peer, best) = r.best_peer(op);
-            let at_floor = raw(op).is_some_and(|raw| best <= raw * FLOOR_SLACK);
-            let ok = zao <= best || (at_floor && zao <= best * TIE);
-            holds &= ok;
-            let note = if zao <= best {
-                "fastest".to_owned()
-            } else if ok {
-                format!("tie within {:.0} % at the raw floor", (TIE - 1.0) * 100.0)
-            } else {
-                format!("{peer} is faster")
-            };
-            lines.push(format!(
-                "{} {}: zao {} ns vs best peer {peer} {} ns ({:.2}×): {} — {note}",
-                r.name,
-                op.label(),
-                ns(zao),
-                ns(best),
-                zao / best,
-                verdict(ok),
-            ));
+            if let Some((ok, line)) = r.judge(op, op) {
+                holds &= ok;
+                lines.push(line);
+            }
         }
     }
     out.push(Target {
-        title: "(a) encode-reuse and decode: Zao fastest on every case (a tie within 5 % \
-                accepted only where the fastest peer is at the raw-copy floor)"
-            .to_owned(),
+        title: format!(
+            "(a) encode-reuse and decode: Zao fastest on every case (time ≤ {HOLD:.2}× the \
+             best peer's, or ≤ {TIE:.2}× where that peer is within {AT_FLOOR}× of the raw copy)"
+        ),
         holds,
         lines,
     });
@@ -275,34 +544,41 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
     // (b) Borrowed and in-place decode.
     let mut lines = Vec::new();
     let mut holds = true;
-    for r in results {
-        let (peer, best) = r.best_peer(Op::Decode);
-        if let Some(borrowed) = r.ns(ZAO, Op::DecodeBorrowed) {
-            let gain = best / borrowed;
+    for r in reference() {
+        let Some((peer, best)) = r.best_peer(Op::Decode) else {
+            continue;
+        };
+        if let Some(borrowed) = r.row(ZAO, Op::DecodeBorrowed) {
+            let gain = best / borrowed.ns;
             let ok = gain >= BORROWED_GAIN;
             holds &= ok;
             lines.push(format!(
-                "{} decode-borrowed: zao {} ns vs best peer owned decode {peer} {} ns: \
+                "{} decode-borrowed: zao {} ns ±{} vs best peer owned decode {peer} {} ns: \
                  {gain:.2}× faster (need ≥ {BORROWED_GAIN:.0}×): {}",
                 r.name,
-                ns(borrowed),
+                ns(borrowed.ns),
+                pct(borrowed.spread()),
                 ns(best),
                 verdict(ok),
             ));
         }
         if matches!(
             r.kind,
-            Kind::SpawnEntity | Kind::WorldSnapshot(_) | Kind::Inventory(_)
-        ) {
-            let in_place = r.ns(ZAO, Op::DecodeInPlace).expect("zao in place");
-            let ok = in_place < best;
+            Kind::SpawnEntity
+                | Kind::WorldSnapshot(_)
+                | Kind::Inventory(_)
+                | Kind::InventoryFixed(_)
+        ) && let Some(in_place) = r.row(ZAO, Op::DecodeInPlace)
+        {
+            let ratio = in_place.ns / best;
+            let ok = ratio <= HOLD;
             holds &= ok;
             lines.push(format!(
-                "{} decode-in-place: zao {} ns vs best peer decode {peer} {} ns ({:.2}×): {}",
+                "{} decode-in-place: zao {} ns ±{} vs best peer decode {peer} {} ns ({ratio:.2}×): {}",
                 r.name,
-                ns(in_place),
+                ns(in_place.ns),
+                pct(in_place.spread()),
                 ns(best),
-                in_place / best,
                 verdict(ok),
             ));
         }
@@ -320,16 +596,16 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
     let mut lines = Vec::new();
     let mut holds = true;
     for r in results {
-        for (zao_op, raw_op, judged) in [
-            (Op::EncodeReuse, Op::EncodeReuse, true),
-            (Op::Decode, Op::Decode, true),
-            (Op::DecodeInPlace, Op::DecodeInPlace, false),
+        for (op, judged) in [
+            (Op::EncodeReuse, true),
+            (Op::Decode, true),
+            (Op::DecodeInPlace, false),
         ] {
-            let (Some(zao), Some(raw)) = (r.ns(ZAO, zao_op), r.ns(RAW, raw_op)) else {
+            let (Some(zao), Some(raw)) = (r.row(ZAO, op), r.ns(RAW, op)) else {
                 continue;
             };
-            let ratio = zao / raw;
-            let ok = ratio <= FLOOR_SLACK;
+            let ratio = zao.ns / raw;
+            let ok = ratio <= RAW_SLACK;
             if judged {
                 holds &= ok;
             }
@@ -339,10 +615,11 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                 "for information"
             };
             lines.push(format!(
-                "{} {}: zao {} ns vs raw copy {} ns: {ratio:.2}× (need ≤ {FLOOR_SLACK}×): {tag}",
+                "{} {}: zao {} ns ±{} vs raw copy {} ns: {ratio:.2}× (need ≤ {RAW_SLACK}×): {tag}",
                 r.name,
-                zao_op.label(),
-                ns(zao),
+                op.label(),
+                ns(zao.ns),
+                pct(zao.spread()),
                 ns(raw),
             ));
         }
@@ -359,8 +636,10 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
     let mut lines = Vec::new();
     let mut holds = true;
     for r in results {
-        let enc = r.row(ZAO, Op::EncodeReuse).expect("zao row").allocs;
-        let dec = r.row(ZAO, Op::DecodeInPlace).expect("zao row").allocs;
+        let count = |op| r.row(ZAO, op).and_then(|m| m.allocs).map(|(n, _)| n);
+        let (Some(enc), Some(dec)) = (count(Op::EncodeReuse), count(Op::DecodeInPlace)) else {
+            continue;
+        };
         let ok = enc == 0.0 && dec == 0.0;
         holds &= ok;
         lines.push(format!(
@@ -381,17 +660,19 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
     // that really are fixed-width.
     let mut lines = Vec::new();
     let mut holds = true;
-    let mut holds_fixed = true;
-    for r in results {
-        let zao = r.wire(ZAO).expect("zao wire");
-        let (peer, smallest) = FIXED_WIDTH
+    let mut holds_varint = true;
+    for r in results.iter().filter(|r| r.kind.is_reference()) {
+        let Some(zao) = r.wire(ZAO) else { continue };
+        let Some((peer, smallest)) = FIXED_WIDTH
             .iter()
             .filter_map(|&lib| Some((lib, r.wire(lib)?)))
             .min_by_key(|&(_, n)| n)
-            .expect("fixed-width peers");
+        else {
+            continue;
+        };
         let ok = zao <= smallest;
         holds &= ok;
-        holds_fixed &= zao <= r.wire("bincode").unwrap_or(0);
+        holds_varint &= zao <= r.wire("bincode").unwrap_or(0);
         let sizes: Vec<String> = FIXED_WIDTH
             .iter()
             .filter_map(|&lib| Some(format!("{lib} {}", r.wire(lib)?)))
@@ -401,19 +682,71 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
              bincode standard {} B and bitcode {} B, which pack integers): {}",
             r.name,
             sizes.join(", "),
-            r.wire("bincode").expect("bincode wire"),
-            r.wire("bitcode").expect("bitcode wire"),
+            r.wire("bincode").unwrap_or(0),
+            r.wire("bitcode").unwrap_or(0),
             verdict(ok),
         ));
     }
     lines.push(format!(
         "Against bincode's varint encoding too: {} (not a target: Zao writes \
          fixed-width integers so that a blittable run is one copy)",
-        verdict(holds_fixed)
+        verdict(holds_varint)
     ));
     out.push(Target {
         title: "(e) Zao's wire size ≤ the smallest fixed-width peer (speedy / wincode / \
                 bincode with fixed-width integers) on every case, bitcode's beside it"
+            .to_owned(),
+        holds,
+        lines,
+    });
+
+    // (f) Encode into a new buffer.
+    let mut lines = Vec::new();
+    let mut holds = true;
+    for r in results {
+        if let Some((ok, line)) = r.judge(Op::EncodeFresh, Op::EncodeFresh) {
+            holds &= ok;
+            lines.push(line);
+        }
+    }
+    out.push(Target {
+        title: "(f) encode-fresh (one call into a new buffer): Zao fastest on every case, \
+                by the rule of (a)"
+            .to_owned(),
+        holds,
+        lines,
+    });
+
+    // (g) The nested general workload.
+    let mut lines = Vec::new();
+    let mut holds = true;
+    for r in results.iter().filter(|r| matches!(r.kind, Kind::Nested(_))) {
+        for op in [Op::EncodeReuse, Op::Decode] {
+            if let Some((ok, line)) = r.judge(op, op) {
+                holds &= ok;
+                lines.push(line);
+            }
+        }
+        let bytes = |lib: &str| {
+            r.row(lib, Op::Decode)
+                .and_then(|m| m.allocs)
+                .map(|(_, b)| b)
+        };
+        if let Some(zao) = bytes(ZAO) {
+            let fewer = r
+                .peers()
+                .filter(|&l| bytes(l).is_some_and(|b| b < zao))
+                .count();
+            lines.push(format!(
+                "{} decode allocates {} bytes per op; {fewer} peers allocate fewer (for information)",
+                r.name,
+                allocs(zao),
+            ));
+        }
+    }
+    out.push(Target {
+        title: "(g) the nested general workload: Zao fastest on encode-reuse and decode, \
+                by the rule of (a)"
             .to_owned(),
         holds,
         lines,
@@ -432,16 +765,21 @@ fn ns(value: f64) -> String {
     }
 }
 
+/// A fraction as a percentage.
+fn pct(value: f64) -> String {
+    if value < 0.1 {
+        format!("{:.1} %", value * 100.0)
+    } else {
+        format!("{:.0} %", value * 100.0)
+    }
+}
+
 fn allocs(value: f64) -> String {
     if value.fract() == 0.0 {
         format!("{value:.0}")
     } else {
         format!("{value:.2}")
     }
-}
-
-fn ratio(value: f64, fastest: f64) -> String {
-    format!("{:.2}×", value / fastest)
 }
 
 fn ordinal(n: usize) -> String {
@@ -455,27 +793,47 @@ fn ordinal(n: usize) -> String {
     format!("{n}{suffix}")
 }
 
-fn markdown(results: &[CaseResult], targets: &[Target], run_secs: f64, root: &Path) -> String {
+fn markdown(
+    results: &[CaseResult],
+    targets: &[Target],
+    run_secs: f64,
+    load: &str,
+    root: &Path,
+) -> String {
     let mut md = String::new();
     let w = &mut md;
     writeln!(w, "# Benchmarks\n").unwrap();
     writeln!(
         w,
         "Zao against peer codecs on the reference messages (`zao_messages::samples`), \
-         every library encoding the same data. Written by \
-         `cargo run --release --example bench_report` from one run on {}; compare \
-         ratios, not nanoseconds from another day or machine. \
-         `cargo bench --bench tiers` measures the same rows under criterion.\n",
+         an inventory with one fixed-seed hasher for every library, and a nested \
+         ~1 MB game-state workload (`benches/support/nested.rs`), every library \
+         encoding the same data. Written by \
+         `cargo run --profile bench --example bench_report` on {}; compare ratios, \
+         not nanoseconds from another day or machine. `cargo bench --bench tiers` \
+         measures the same rows under criterion.\n",
         today()
     )
     .unwrap();
     writeln!(w, "- Machine: {}", machine()).unwrap();
-    writeln!(w, "- Toolchain: {}", rustc_version()).unwrap();
+    writeln!(
+        w,
+        "- Load average when the run started (1, 5, 15 min): {}",
+        load.split(' ').take(3).collect::<Vec<_>>().join(", ")
+    )
+    .unwrap();
+    writeln!(
+        w,
+        "- Toolchain: {}; `[profile.bench]`: fat LTO, one codegen unit",
+        rustc_version()
+    )
+    .unwrap();
     writeln!(w, "- Crates (from Cargo.lock): {}", crate_versions(root)).unwrap();
     writeln!(
         w,
-        "- Run: {ROUNDS} interleaved rounds of ~{} ms batches per row, median; \
-         measured in {run_secs:.0} s.\n",
+        "- Run: {PROCESSES} worker processes one after another, each {ROUNDS} interleaved \
+         rounds of ~{} ms batches per row (median kept); each row below is the median of \
+         the {PROCESSES} processes, ± half their range; measured in {run_secs:.0} s.\n",
         BATCH.as_millis()
     )
     .unwrap();
@@ -496,22 +854,23 @@ fn markdown(results: &[CaseResult], targets: &[Target], run_secs: f64, root: &Pa
     }
     writeln!(
         w,
-        "Reading the targets: \"peer decode\" is a decode to an owned value (rkyv: \
-         validate, then deserialize); rkyv's validated access builds no value and is \
-         listed under each table with Zao's other decode forms. A peer is \"at the \
-         raw-copy floor\" when it is within {FLOOR_SLACK}× of the raw copy. \
-         bincode is timed in its standard config (varint integers); for the \
-         wire-size target (e) its fixed-width form (legacy config, bincode-fixint) \
-         is the fixed-width peer.\n"
+        "Reading the targets: a row **holds** when Zao's median time is at most \
+         {HOLD:.2}× the best peer's median, or at most {TIE:.2}× where that peer is \
+         within {AT_FLOOR}× of the raw copy (the physical floor, where the rest is \
+         noise). \"Peer decode\" is a decode to an owned value (rkyv: validate, then \
+         deserialize); rkyv's validated access builds no value and is listed under each \
+         table with Zao's other decode forms. bincode is timed in its standard config \
+         (varint integers); for the wire-size target (e) its fixed-width form (legacy \
+         config, bincode-fixint) is the fixed-width peer.\n"
     )
     .unwrap();
 
     writeln!(w, "## Results\n").unwrap();
     writeln!(
         w,
-        "Times are nanoseconds per operation; ratios are to the fastest row of the \
-         column, the raw copy included. Allocations are per operation, counted on the \
-         measuring thread.\n"
+        "Times are nanoseconds per operation (median of the processes ± half their \
+         range); ratios are to the fastest row of the column, the raw copy included. \
+         Allocations and bytes are per operation, counted in the separate pass.\n"
     )
     .unwrap();
     for r in results {
@@ -526,36 +885,50 @@ fn markdown(results: &[CaseResult], targets: &[Target], run_secs: f64, root: &Pa
          mirror structs (`benches/support/peers.rs`) with `[f32; N]` for glam's vectors \
          and quaternions (the same bytes), `#[repr(C)]` where Zao's type is, and \
          `HashMap<u32, ItemStack>` for the inventory; prost encodes protobuf twins with \
-         nested `Vec3`/`Quat` messages. Each decoder is checked to return the value \
+         nested `Vec3`/`Quat` messages. The fixed-hasher inventory uses foldhash's \
+         `FixedState` (one seed) in every library's map, so every library writes the \
+         slots in the same order (prost's maps take only std's hasher: no prost row). \
+         The nested workload is one set of types deriving every library's traits, so \
+         every library encodes the very same value (no prost row: protobuf has no \
+         tuples or unit-enum fields). Each decoder is checked to return the value \
          before anything is timed.",
+        "**One harness.** Every library is a pair of functions (encode into a reused \
+         destination, decode) plus its one-call encode (`benches/support/libs.rs`), \
+         driven by one generic function (`benches/support/harness.rs`): every row \
+         passes its inputs and result through `std::hint::black_box` the same way, \
+         the raw copy included; a library's encode rows read one source value; every \
+         reused destination and every decode input starts on a 64-byte boundary, and \
+         the blittable runs that are copied (players) start on one in every library's \
+         value.",
         "**encode-reuse** writes into a buffer the caller keeps: Zao `encode(&mut [u8])`, \
          bitcode `Buffer::encode`, bincode `encode_into_slice`, postcard `to_slice`, \
          speedy `write_to_buffer`, wincode `serialize_into(&mut [u8])`, rkyv \
          `to_bytes_in_with_alloc` into a cleared `AlignedVec` with a reused `Arena`, \
-         prost / rmp-serde / serde_json into a cleared `Vec`. **encode fresh** is each \
-         library's one-call encode into a new `Vec`.",
-        "**decode** builds an owned value and drops it: Zao `decode`, bitcode \
-         `Buffer::decode` (its reusable decoder), bincode `decode_from_slice` (standard \
-         config), postcard `from_bytes`, speedy `read_from_buffer`, wincode \
-         `deserialize`, rkyv `from_bytes` (bytecheck validation, then deserialize), \
-         prost `Message::decode`, rmp-serde and serde_json `from_slice`. Zao's \
-         `decode_in_place` reuses a warmed value; its borrowed decode is \
-         `SpawnEntityRef`; rkyv's `access` validates without building a value.",
-        "**Raw copy** is the physical floor: `IntoBytes::as_bytes` + `copy_from_slice` \
-         to encode, `FromBytes::read_from_bytes` (PlayerMoved) or a slice cast and \
-         `to_vec` / `extend_from_slice` (WorldSnapshot: tick and count as `u32`, then \
-         the players) to decode. It checks lengths and nothing else.",
+         prost / rmp-serde / serde_json into a cleared `Vec`. **encode-fresh** is each \
+         library's one-call encode into a new buffer (Zao `to_vec`).",
+        "**decode** builds an owned value and drops it: Zao `decode`, bitcode `decode`, \
+         bincode `decode_from_slice` (standard config), postcard `from_bytes`, speedy \
+         `read_from_buffer`, wincode `deserialize`, rkyv `from_bytes` (bytecheck \
+         validation, then deserialize), prost `Message::decode`, rmp-serde and \
+         serde_json `from_slice`. Zao's `decode_in_place` reuses a warmed value; its \
+         borrowed decode is `SpawnEntityRef`; rkyv's `access` validates without \
+         building a value.",
+        "**Raw copy** is the physical floor: `IntoBytes` + `copy_from_slice` / \
+         `extend_from_slice` to encode, `FromBytes::read_from_bytes` (PlayerMoved) or a \
+         slice cast and `to_vec` / `extend_from_slice` (WorldSnapshot: tick and count as \
+         `u32`, then the players) to decode. It checks lengths and nothing else.",
         "**Wire bytes** are the body each library writes (Zao: without the message id).",
-        "**Timing.** Every row runs as a closure over a batch of iterations with \
-         `std::hint::black_box` on inputs and outputs. Rows are calibrated to the batch \
-         length, then all rows of a case take turns for every round (the start rotates), \
-         and each reports its median round. The binary runs under allocation-counter's \
-         counting global allocator (the system allocator plus a thread-local counter), \
-         which adds a few nanoseconds to every allocation, equally for every library.",
-        "**Noise.** Rows near 1 ns measure loop throughput, a few CPU cycles: they \
-         move by a few tenths of a nanosecond between builds (code placement) and \
-         runs, so read their ratios as ±30 %. Ratios of rows above ~20 ns repeat \
-         within a few percent. Compare within one report, not across reports.",
+        "**Timing.** `[profile.bench]` builds with fat LTO and one codegen unit. Each \
+         of the worker processes calibrates every row to the batch length, then all \
+         rows of a case take turns for every round (the start rotates), and each row \
+         keeps its median round; the report takes each row's median over the \
+         processes. The workers run under the system allocator; allocations are \
+         counted afterwards by `examples/bench_allocs.rs`, a separate binary with \
+         allocation-counter's counting allocator.",
+        "**Noise.** Rows near 1 ns measure loop throughput, a few CPU cycles: they move \
+         by a few tenths of a nanosecond between builds (code placement) and runs. The \
+         ± column shows how far the processes disagreed; compare within one report, \
+         not across reports.",
     ] {
         writeln!(w, "- {line}").unwrap();
     }
@@ -567,59 +940,71 @@ fn case_table(w: &mut String, r: &CaseResult) {
     writeln!(
         w,
         "| library | wire bytes | encode-reuse ns | ratio | decode ns | ratio | \
-         allocations per op (encode-reuse / decode) | encode fresh `Vec` ns |"
+         encode-fresh ns | ratio | allocations per op (encode-reuse / decode) | \
+         bytes allocated per decode |"
     )
     .unwrap();
-    writeln!(w, "|---|--:|--:|--:|--:|--:|--:|--:|").unwrap();
-    let enc_fastest = r.fastest(Op::EncodeReuse);
-    let dec_fastest = r.fastest(Op::Decode);
-    let (_, enc_best_peer) = r.best_peer(Op::EncodeReuse);
-    let (_, dec_best_peer) = r.best_peer(Op::Decode);
+    writeln!(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|").unwrap();
     for lib in r.libs() {
         let name = match lib {
             ZAO => "**zao**".to_owned(),
             RAW => format!("*{RAW}*"),
             _ => lib.to_owned(),
         };
-        let cell = |op: Op, fastest: f64, best_codec: f64| -> (String, String) {
-            match r.ns(lib, op) {
-                Some(v) => {
-                    let codec = lib != RAW;
-                    let text = if codec && v <= best_codec.min(r.ns(ZAO, op).unwrap()) {
-                        format!("**{}**", ns(v))
-                    } else {
-                        ns(v)
-                    };
-                    (text, ratio(v, fastest))
-                }
-                None => ("–".to_owned(), "–".to_owned()),
-            }
+        let cell = |op: Op| -> (String, String) {
+            let Some(m) = r.row(lib, op) else {
+                return ("–".to_owned(), "–".to_owned());
+            };
+            let best_codec = r
+                .libs()
+                .filter(|&l| l != RAW)
+                .filter_map(|l| r.ns(l, op))
+                .fold(f64::INFINITY, f64::min);
+            let text = format!("{} ±{}", ns(m.ns), pct(m.spread()));
+            let text = if lib != RAW && m.ns <= best_codec {
+                format!("**{text}**")
+            } else {
+                text
+            };
+            (text, format!("{:.2}×", m.ns / r.fastest(op)))
         };
-        let (enc, enc_ratio) = cell(Op::EncodeReuse, enc_fastest, enc_best_peer);
-        let (dec, dec_ratio) = cell(Op::Decode, dec_fastest, dec_best_peer);
-        let alloc = |op| r.row(lib, op).map_or("–".to_owned(), |m| allocs(m.allocs));
-        let fresh = r.ns(lib, Op::EncodeFresh).map_or("–".to_owned(), ns);
+        let (enc, enc_ratio) = cell(Op::EncodeReuse);
+        let (dec, dec_ratio) = cell(Op::Decode);
+        let (fresh, fresh_ratio) = cell(Op::EncodeFresh);
+        let count = |op| {
+            r.row(lib, op)
+                .and_then(|m| m.allocs)
+                .map_or("–".to_owned(), |(n, _)| allocs(n))
+        };
+        let bytes = r
+            .row(lib, Op::Decode)
+            .and_then(|m| m.allocs)
+            .map_or("–".to_owned(), |(_, b)| allocs(b));
         writeln!(
             w,
-            "| {name} | {} | {enc} | {enc_ratio} | {dec} | {dec_ratio} | {} / {} | {fresh} |",
-            r.wire(lib).expect("wire"),
-            alloc(Op::EncodeReuse),
-            alloc(Op::Decode),
+            "| {name} | {} | {enc} | {enc_ratio} | {dec} | {dec_ratio} | {fresh} | \
+             {fresh_ratio} | {} / {} | {bytes} |",
+            r.wire(lib).unwrap_or(0),
+            count(Op::EncodeReuse),
+            count(Op::Decode),
         )
         .unwrap();
     }
-    let (enc_rank, n) = r.zao_rank(Op::EncodeReuse);
-    let (dec_rank, _) = r.zao_rank(Op::Decode);
-    writeln!(
-        w,
-        "\nZao ranks {} of {n} codecs in encode-reuse and {} of {n} in decode \
-         (the raw copy is not ranked). Other decode forms, against the best peer's \
-         owned decode ({} ns):\n",
-        ordinal(enc_rank),
-        ordinal(dec_rank),
-        ns(dec_best_peer),
-    )
-    .unwrap();
+    let best_decode = r.best_peer(Op::Decode).map_or(f64::NAN, |(_, ns)| ns);
+    if let (Some((enc_rank, n)), Some((dec_rank, _))) =
+        (r.zao_rank(Op::EncodeReuse), r.zao_rank(Op::Decode))
+    {
+        writeln!(
+            w,
+            "\nZao ranks {} of {n} codecs in encode-reuse and {} of {n} in decode \
+             (the raw copy is not ranked). Other decode forms, against the best peer's \
+             owned decode ({} ns):\n",
+            ordinal(enc_rank),
+            ordinal(dec_rank),
+            ns(best_decode),
+        )
+        .unwrap();
+    }
     for (lib, op, what) in [
         (
             ZAO,
@@ -637,10 +1022,11 @@ fn case_table(w: &mut String, r: &CaseResult) {
         if let Some(m) = r.row(lib, op) {
             writeln!(
                 w,
-                "- {what}: {} ns, {:.2}× the best peer decode, {} allocations per op",
+                "- {what}: {} ns ±{}, {:.2}× the best peer decode, {} allocations per op",
                 ns(m.ns),
-                m.ns / dec_best_peer,
-                allocs(m.allocs)
+                pct(m.spread()),
+                m.ns / best_decode,
+                m.allocs.map_or("–".to_owned(), |(n, _)| allocs(n)),
             )
             .unwrap();
         }
@@ -650,25 +1036,27 @@ fn case_table(w: &mut String, r: &CaseResult) {
 
 fn print_summary(results: &[CaseResult], targets: &[Target]) {
     println!(
-        "{:<20} {:>6} {:>10} {:>6} {:>10} {:>6} {:>10}   best peer (encode / decode)",
-        "case", "bytes", "enc ns", "rank", "dec ns", "rank", "in-place"
+        "{:<28} {:>7} {:>9} {:>6} {:>9} {:>6} {:>9} {:>6} {:>9}",
+        "case", "bytes", "enc ns", "×best", "dec ns", "×best", "fresh ns", "×best", "in-place"
     );
     for r in results {
-        let (enc_rank, n) = r.zao_rank(Op::EncodeReuse);
-        let (dec_rank, _) = r.zao_rank(Op::Decode);
-        let (ep, en) = r.best_peer(Op::EncodeReuse);
-        let (dp, dn) = r.best_peer(Op::Decode);
+        let cell = |op: Op| -> (String, String) {
+            let Some(zao) = r.ns(ZAO, op) else {
+                return ("–".to_owned(), "–".to_owned());
+            };
+            let ratio = r
+                .best_peer(op)
+                .map_or("–".to_owned(), |(_, best)| format!("{:.2}", zao / best));
+            (ns(zao), ratio)
+        };
+        let (enc, enc_r) = cell(Op::EncodeReuse);
+        let (dec, dec_r) = cell(Op::Decode);
+        let (fresh, fresh_r) = cell(Op::EncodeFresh);
         println!(
-            "{:<20} {:>6} {:>10} {:>6} {:>10} {:>6} {:>10}   {ep} {} / {dp} {}",
+            "{:<28} {:>7} {enc:>9} {enc_r:>6} {dec:>9} {dec_r:>6} {fresh:>9} {fresh_r:>6} {:>9}",
             r.name,
-            r.wire(ZAO).unwrap(),
-            ns(r.ns(ZAO, Op::EncodeReuse).unwrap()),
-            format!("{enc_rank}/{n}"),
-            ns(r.ns(ZAO, Op::Decode).unwrap()),
-            format!("{dec_rank}/{n}"),
-            ns(r.ns(ZAO, Op::DecodeInPlace).unwrap()),
-            ns(en),
-            ns(dn),
+            r.wire(ZAO).map_or("–".to_owned(), |n| n.to_string()),
+            r.ns(ZAO, Op::DecodeInPlace).map_or("–".to_owned(), ns),
         );
     }
     for t in targets {
@@ -794,25 +1182,6 @@ fn svg(results: &[CaseResult]) -> String {
     s
 }
 
-/// CPU model and core count from `/proc/cpuinfo`, and the kernel.
-fn machine() -> String {
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-        .map_or("unknown CPU".to_owned(), |(_, m)| m.trim().to_owned());
-    let cores = cpuinfo
-        .lines()
-        .filter(|l| l.starts_with("processor"))
-        .count();
-    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!(
-        "{model}, {cores} logical cores, {} Linux {}",
-        std::env::consts::ARCH,
-        kernel.trim()
-    )
-}
-
 fn rustc_version() -> String {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
     std::process::Command::new(rustc)
@@ -852,22 +1221,4 @@ fn crate_versions(root: &Path) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
-fn today() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // Howard Hinnant's civil_from_days.
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }

@@ -18,7 +18,7 @@ use bevy_ecs::prelude::*;
 use bevy_time::{Fixed, Time, TimePlugin};
 use zao::bevy::{
     AppZaoExt, Channel, Connected, Direction, Disconnected, FromServer, ToServer, ZaoClient,
-    ZaoClientPlugin,
+    ZaoClientPlugin, ZaoClientSettings, client_connected,
 };
 use zao::quic::CertHash;
 use zao_messages::{Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples};
@@ -56,14 +56,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     app.add_plugins((
         ScheduleRunnerPlugin::run_loop(Duration::from_millis(1)),
         TimePlugin,
-        ZaoClientPlugin::pinned(addr.parse()?, hash),
+        ZaoClientPlugin::connect_at_launch(ZaoClientSettings::pinned(addr.parse()?, hash)),
     ))
     .insert_resource(Time::<Fixed>::from_hz(30.0))
     .insert_resource(RunFor(Duration::from_secs(seconds)))
     .init_resource::<Received>();
     protocol(&mut app);
     app.add_systems(Update, (connection, print_received).chain())
-        .add_systems(FixedUpdate, (send_inputs, leave_when_done));
+        .add_systems(
+            FixedUpdate,
+            (send_inputs, leave_when_done).run_if(client_connected),
+        );
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("exit code {code}").into()),

@@ -16,12 +16,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bevy_app::{App, AppExit, FixedUpdate, ScheduleRunnerPlugin, Startup, Update};
+use bevy_app::{App, AppExit, FixedUpdate, ScheduleRunnerPlugin, Update};
 use bevy_ecs::prelude::*;
 use bevy_time::{Fixed, Time, TimePlugin};
 use zao::bevy::{
     AppZaoExt, Channel, ClientConnected, ClientDisconnected, ClientRefused, Direction, FromClient,
-    SendTarget, ToClients, ZaoServer, ZaoServerPlugin,
+    SendTarget, ServerStartFailed, ServerStarted, ToClients, ZaoServer, ZaoServerPlugin,
+    ZaoServerSettings, server_running,
 };
 use zao_messages::{Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples};
 
@@ -60,16 +61,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The app loop: as fast as 1 ms apart; the game runs on the fixed tick.
         ScheduleRunnerPlugin::run_loop(Duration::from_millis(1)),
         TimePlugin,
-        ZaoServerPlugin {
-            bind: bind.parse()?,
-            ..ZaoServerPlugin::default()
-        },
+        ZaoServerPlugin::start_at_launch(ZaoServerSettings::bind(bind.parse()?)),
     ))
     .insert_resource(Time::<Fixed>::from_hz(30.0))
     .insert_resource(RunFor(Duration::from_secs(seconds)))
     .init_resource::<Received>();
     protocol(&mut app);
-    app.add_systems(Startup, announce)
+    app.add_systems(Update, announce)
         .add_systems(
             Update,
             (
@@ -84,21 +82,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
                 .chain(),
         )
-        .add_systems(FixedUpdate, (broadcast, stop_when_done));
+        .add_systems(
+            FixedUpdate,
+            (broadcast, stop_when_done).run_if(server_running),
+        );
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("exit code {code}").into()),
     }
 }
 
-fn announce(server: Res<ZaoServer>) {
-    println!("zao bevy server on {}", server.local_addr());
-    println!("certificate SHA-256 {}", server.certificate_hash());
-    println!(
-        "run: cargo run --release --example bevy_client -- {} {}",
-        server.local_addr(),
-        server.certificate_hash()
-    );
+/// Prints where the server listens once it does; a failed start (the
+/// port in use) ends the app with the reason.
+fn announce(
+    server: Option<Res<ZaoServer>>,
+    mut started: MessageReader<ServerStarted>,
+    mut failed: MessageReader<ServerStartFailed>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    for ServerStartFailed { error } in failed.read() {
+        eprintln!("the server could not start: {error}");
+        exit.write(AppExit::error());
+    }
+    if started.read().next().is_none() {
+        return;
+    }
+    let Some(server) = server else { return };
+    let (Some(addr), Some(hash)) = (server.local_addr(), server.certificate_hash()) else {
+        return;
+    };
+    println!("zao bevy server on {addr}");
+    println!("certificate SHA-256 {hash}");
+    println!("run: cargo run --release --example bevy_client -- {addr} {hash}");
 }
 
 /// Greets each newcomer with its avatar and an inventory, reliably.
@@ -110,12 +125,12 @@ fn connections(
     mut inventories: MessageWriter<ToClients<Inventory>>,
     mut received: ResMut<Received>,
 ) {
-    for ClientConnected { client, addr } in connected.read() {
+    for ClientConnected { client, addr, .. } in connected.read() {
         received.ever_connected = true;
         println!("+ {client} from {addr}");
         let target = SendTarget::One(*client);
         spawns.write(ToClients {
-            target,
+            target: target.clone(),
             message: samples::spawn_entity(),
         });
         inventories.write(ToClients {
@@ -126,7 +141,7 @@ fn connections(
     for ClientRefused { addr, reason } in refused.read() {
         println!("x {addr} refused: {reason}");
     }
-    for ClientDisconnected { client, reason } in disconnected.read() {
+    for ClientDisconnected { client, reason, .. } in disconnected.read() {
         println!("- {client}: {reason}");
     }
 }
@@ -149,7 +164,10 @@ fn echo_moves(
     mut moves: MessageReader<FromClient<PlayerMoved>>,
     mut out: MessageWriter<ToClients<PlayerMoved>>,
 ) {
-    for FromClient { client, message } in moves.read() {
+    for FromClient {
+        client, message, ..
+    } in moves.read()
+    {
         out.write(ToClients {
             target: SendTarget::AllExcept(*client),
             message: *message,

@@ -29,13 +29,14 @@ use bevy_time::{Fixed, Time, TimePlugin};
 use glam::Vec3;
 use zao::bevy::{
     AppZaoExt, Channel, ClientConnected, ClientDisconnected, Direction, FromClient, FromServer,
-    SendTarget, ToClients, ToServer, ZaoClient, ZaoClientPlugin, ZaoServer, ZaoServerPlugin,
-    ZaoSet,
+    SendTarget, ToClients, ToServer, ZaoClient, ZaoClientPlugin, ZaoClientSettings, ZaoServer,
+    ZaoServerPlugin, ZaoServerSettings, ZaoSet,
 };
 use zao::quic::{ClientId, ConditionerConfig};
 use zao_messages::{
     Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, WorldSnapshot, samples,
 };
+use zao_perf::{percentile, process_cpu, rss_kib};
 
 /// Command-line settings.
 #[derive(Clone, Debug)]
@@ -104,7 +105,7 @@ struct World {
 /// Per-client bookkeeping on the server.
 #[derive(Resource, Default)]
 struct Roster {
-    /// The tick at which each client connected (snapshots expected after it).
+    /// The tick at which each client's App heard it connect.
     joined: BTreeMap<ClientId, u32>,
     left: BTreeMap<ClientId, String>,
     moves: HashMap<ClientId, u64>,
@@ -172,7 +173,7 @@ fn greet(
             });
         }
     }
-    for ClientDisconnected { client, reason } in left.read() {
+    for ClientDisconnected { client, reason, .. } in left.read() {
         roster.left.insert(*client, reason.to_string());
     }
 }
@@ -221,14 +222,9 @@ struct Hz(f64);
 
 fn server_app(settings: &Settings) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TimePlugin,
-        ZaoServerPlugin {
-            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-            conditioner: settings.link.as_ref().map(|(_, c)| c.with_seed(1)),
-            ..ZaoServerPlugin::default()
-        },
-    ));
+    let mut server = ZaoServerSettings::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+    server.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(1));
+    app.add_plugins((TimePlugin, ZaoServerPlugin::start_at_launch(server)));
     protocol(&mut app);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .insert_resource(Hz(settings.hz))
@@ -254,6 +250,19 @@ fn server_app(settings: &Settings) -> App {
         );
     app.finish();
     app.cleanup();
+    // Startup asks for the server; the next update binds it.
+    while !app.world().contains_resource::<ZaoServer>() {
+        app.update();
+        if let Some(failed) = app
+            .world_mut()
+            .resource_mut::<Messages<zao::bevy::ServerStartFailed>>()
+            .drain()
+            .next()
+        {
+            eprintln!("the server could not start: {}", failed.error);
+            std::process::exit(1);
+        }
+    }
     app
 }
 
@@ -270,11 +279,11 @@ struct Received {
 }
 
 fn move_around(
-    client: Res<ZaoClient>,
+    client: Option<Res<ZaoClient>>,
     received: Res<Received>,
     mut out: MessageWriter<ToServer<PlayerMoved>>,
 ) {
-    if let Some(id) = client.id() {
+    if let Some(id) = client.and_then(|c| c.id()) {
         let t = received.latest_tick as f32 / 60.0;
         out.write(ToServer(PlayerMoved {
             entity: 1_000_000 + id.0 as u32,
@@ -304,13 +313,9 @@ fn client_app(
     seed: u64,
 ) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TimePlugin,
-        ZaoClientPlugin {
-            conditioner: settings.link.as_ref().map(|(_, c)| c.with_seed(seed)),
-            ..ZaoClientPlugin::pinned(server, hash)
-        },
-    ));
+    let mut connect = ZaoClientSettings::pinned(server, hash);
+    connect.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(seed));
+    app.add_plugins((TimePlugin, ZaoClientPlugin::connect_at_launch(connect)));
     protocol(&mut app);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .init_resource::<Received>()
@@ -319,30 +324,6 @@ fn client_app(
     app.finish();
     app.cleanup();
     app
-}
-
-// ---- report ----
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted
-        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
-        .copied()
-        .unwrap_or_default()
-}
-
-/// Process CPU time, from /proc (Linux; clock ticks of 1/100 s).
-fn cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-fn rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
 }
 
 fn main() {
@@ -364,14 +345,19 @@ fn main() {
     let mut server = server_app(&settings);
     let (addr, hash) = {
         let z = server.world().resource::<ZaoServer>();
-        (z.local_addr(), z.certificate_hash())
+        // A QUIC server always has both.
+        (
+            z.local_addr()
+                .unwrap_or(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+            z.certificate_hash().unwrap_or(zao::quic::CertHash([0; 32])),
+        )
     };
     println!("server on {addr}, certificate SHA-256 {hash} (pinned by every client)");
     let mut clients: Vec<App> = (0..settings.clients)
         .map(|i| client_app(&settings, addr, hash, 100 + i as u64))
         .collect();
 
-    let cpu_start = cpu_time();
+    let cpu_start = process_cpu();
     let start = Instant::now();
     let run_for = Duration::from_secs_f64(settings.seconds);
     let mut next_progress = start + Duration::from_secs(1);
@@ -382,7 +368,11 @@ fn main() {
             next_progress += Duration::from_secs(1);
             let connected = clients
                 .iter()
-                .filter(|c| c.world().resource::<ZaoClient>().is_connected())
+                .filter(|c| {
+                    c.world()
+                        .get_resource::<ZaoClient>()
+                        .is_some_and(ZaoClient::is_connected)
+                })
                 .count();
             let tick = server.world().resource::<World>().tick;
             let mut times = server.world().resource::<SendTimes>().ticks.clone();
@@ -402,7 +392,15 @@ fn main() {
         std::thread::sleep(Duration::from_micros(500));
     }
     let wall = start.elapsed();
-    let cpu = cpu_start.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
+    let cpu = cpu_start
+        .zip(process_cpu())
+        .map(|(a, b)| b.saturating_sub(a));
+    // The server stops ticking; the clients read what is still in flight.
+    let drain = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < drain {
+        clients.iter_mut().for_each(App::update);
+        std::thread::sleep(Duration::from_millis(1));
+    }
     println!();
 
     // Per client.
@@ -430,21 +428,29 @@ fn main() {
     let mut order: Vec<&App> = clients.iter().collect();
     order.sort_by_key(|app| {
         app.world()
-            .resource::<ZaoClient>()
-            .id()
+            .get_resource::<ZaoClient>()
+            .and_then(ZaoClient::id)
             .map_or(u64::MAX, |id| id.0)
     });
     for app in order {
-        let z = app.world().resource::<ZaoClient>();
+        let Some(z) = app.world().get_resource::<ZaoClient>() else {
+            println!("{:<8} never started connecting", "?");
+            continue;
+        };
         let r = app.world().resource::<Received>();
         let Some(id) = z.id() else {
             println!("{:<8} not connected: {:?}", "?", z.state());
             continue;
         };
-        let expected = roster
-            .joined
-            .get(&id)
-            .map_or(0, |&joined| final_tick.saturating_sub(joined)) as usize;
+        // Every tick from the first this client received to the last the
+        // server sent (the drain above let the last ones land): the server
+        // may admit a client a tick before its App hears of it, so the
+        // join tick is not the first the client can get.
+        let expected =
+            r.ticks
+                .keys()
+                .min()
+                .map_or(0, |&first| final_tick.saturating_sub(first) + 1) as usize;
         let whole = r
             .ticks
             .values()
@@ -510,8 +516,8 @@ fn main() {
         ),
         None => println!("process CPU: n/a on this platform"),
     }
-    if let Some(rss) = rss_mib() {
-        println!("process memory (RSS): {rss:.1} MiB");
+    if let Some(rss) = rss_kib() {
+        println!("process memory (RSS): {:.1} MiB", rss as f64 / 1024.0);
     }
     for (client, reason) in &roster.left {
         println!("client {} left: {reason}", client.0);

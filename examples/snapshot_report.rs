@@ -60,7 +60,16 @@ const MARK_END: &str = "<!-- snapshots:end -->";
 
 /// The `f32` world as Zao sends it today: 20 bytes a player, blittable.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Encode, Decode, SnapshotItem, FromBytes, IntoBytes, Immutable,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Encode,
+    Decode,
+    SnapshotItem,
+    FromBytes,
+    IntoBytes,
+    Immutable,
     KnownLayout,
 )]
 #[zerocopy(crate = "zao::zerocopy")]
@@ -153,8 +162,7 @@ fn hand_delta(base: &[peer::Quant], cur: &[peer::Quant], tick: u32) -> peer::Han
                 if b != c {
                     d.changed.push(peer::Changed {
                         index: i as u32,
-                        position: [0, 1, 2]
-                            .map(|k| c.position[k] as i32 - b.position[k] as i32),
+                        position: [0, 1, 2].map(|k| c.position[k] as i32 - b.position[k] as i32),
                         heading: c.heading.wrapping_sub(b.heading) as i16,
                     });
                 }
@@ -383,7 +391,10 @@ fn sizes(ticks: usize) -> Sizes {
 }
 
 fn varint_len(message: &[u8]) -> usize {
-    message.iter().position(|b| b & 0x80 == 0).map_or(0, |i| i + 1)
+    message
+        .iter()
+        .position(|b| b & 0x80 == 0)
+        .map_or(0, |i| i + 1)
 }
 
 /// The message of a snapshot datagram (kind 02).
@@ -484,7 +495,10 @@ impl Fleet {
         };
         while !fleet.clients.iter().all(|c| c.0.is_connected()) {
             fleet.sim.run_for(Duration::from_millis(10));
-            assert!(fleet.sim.elapsed() < Duration::from_secs(30), "clients connect");
+            assert!(
+                fleet.sim.elapsed() < Duration::from_secs(30),
+                "clients connect"
+            );
         }
         fleet
     }
@@ -711,7 +725,11 @@ fn report(s: &Sizes, cells: &[Cpu], took: Duration, quick: bool) -> String {
     )
     .unwrap();
     writeln!(w).unwrap();
-    writeln!(w, "| format | bytes a tick | kbit/s at {HZ} Hz | vs bitcode f32 |").unwrap();
+    writeln!(
+        w,
+        "| format | bytes a tick | kbit/s at {HZ} Hz | vs bitcode f32 |"
+    )
+    .unwrap();
     writeln!(w, "|---|--:|--:|--:|").unwrap();
     for row in ROWS {
         let b = s.mean(row);

@@ -219,67 +219,174 @@
 //! index touches peer bytes, and the crate is `#![forbid(unsafe_code)]`:
 //! zerocopy and bytes do the byte work.
 //!
-//! ## Bevy quick start
+//! ## Bevy
 //!
-//! [`bevy::ZaoServerPlugin`] and [`bevy::ZaoClientPlugin`] carry zao
-//! messages as Bevy 0.20 messages. Both sides register the same types with
-//! [`bevy::AppZaoExt`]; the server reads [`bevy::FromClient`] and writes
-//! [`bevy::ToClients`] (to all, one, or all but one client), a client writes
-//! [`bevy::ToServer`] and reads [`bevy::FromServer`]. Received messages are
-//! written in `PreUpdate` ([`bevy::ZaoSet::Receive`]); what you write is
-//! sent in `PostUpdate` ([`bevy::ZaoSet::Send`]), a broadcast encoded once.
-//! Connections are messages too ([`bevy::ClientConnected`],
-//! [`bevy::ClientDisconnected`], [`bevy::ClientRefused`]; [`bevy::Connected`],
-//! [`bevy::Disconnected`]), and the resources [`bevy::ZaoServer`] and
-//! [`bevy::ZaoClient`] hold stats, kicks and state. Headless: bevy_app,
-//! bevy_ecs and bevy_time only, no rendering crate.
+//! The [`bevy`] module carries zao messages as Bevy 0.20 messages, headless
+//! (bevy_app, bevy_ecs, bevy_state and bevy_time; no rendering crate). The
+//! sections below are its guide, one per feature; `examples/arena/` is a
+//! whole game that uses every one (`tests/arena.rs` plays it on the
+//! simulated network).
+//!
+//! ### Registration and channels
+//!
+//! Both sides call the same function: declared channels, then message types
+//! on them ([`bevy::AppZaoExt`]). Each reliable-ordered channel is a QUIC
+//! stream of its own, so a large map download never holds back chat; a
+//! channel's priority decides who sends first on a congested link. A client
+//! whose registrations differ is refused with the first difference named.
+//!
+//! ```
+//! use bevy_app::App;
+//! use zao::bevy::{AppZaoExt, Channel, ChannelKind, Direction};
+//! # use zao::{Decode, Encode, Message};
+//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 7)] struct Chat { text: String }
+//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 8)] struct Aim { yaw: f32 }
+//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 9)] struct MapChunk { bytes: Vec<u8> }
+//!
+//! fn protocol(app: &mut App) {
+//!     app.add_zao_channel_with_priority("chat", ChannelKind::ReliableOrdered, 10)
+//!         .add_zao_channel("map", ChannelKind::ReliableOrdered)
+//!         .add_zao_channel("aim", ChannelKind::Sequenced) // latest wins, both ways
+//!         .add_zao_message::<Chat>("chat", Direction::Both)
+//!         .add_zao_message::<MapChunk>("map", Direction::ServerToClient)
+//!         .add_zao_message::<Aim>("aim", Direction::ClientToServer);
+//! }
+//! # protocol(&mut App::new());
+//! ```
+//!
+//! ### Starting, stopping, connecting, reconnecting
+//!
+//! [`bevy::ZaoServerPlugin`] and [`bevy::ZaoClientPlugin`] only set things
+//! up. Any system starts or stops the server and connects, leaves or
+//! reconnects the client, with [`bevy::ZaoCommandsExt`]; the address and
+//! certificate are chosen then. Failures are messages with typed reasons:
+//! [`bevy::ServerStartFailed`] (the port in use, a bad certificate),
+//! [`bevy::ConnectFailed`], [`bevy::Disconnected`] (refused, timed out,
+//! dropped, kicked). Nothing panics. `start_at_launch` / `connect_at_launch`
+//! remain for examples.
 //!
 //! ```no_run
-//! use std::time::Duration;
-//!
-//! use bevy_app::{App, ScheduleRunnerPlugin, Update};
+//! use bevy_app::{App, Update};
 //! use bevy_ecs::prelude::*;
-//! use bevy_time::TimePlugin;
 //! use zao::bevy::{
-//!     AppZaoExt, Channel, Direction, FromClient, SendTarget, ToClients, ZaoServerPlugin,
+//!     Disconnected, ServerStartFailed, ZaoClientPlugin, ZaoClientSettings, ZaoCommandsExt,
+//!     ZaoServerPlugin, ZaoServerSettings, client_just_disconnected,
 //! };
-//! use zao::{Decode, Encode, Message};
 //!
-//! #[derive(Clone, Debug, Encode, Decode, Message)]
-//! #[zao(id = 7)]
-//! struct Chat {
-//!     text: String,
+//! fn host_button(mut commands: Commands) {
+//!     commands.start_zao_server(ZaoServerSettings::bind("0.0.0.0:4433".parse().unwrap()));
 //! }
 //!
-//! /// The protocol: the client App calls the same function.
-//! fn protocol(app: &mut App) {
-//!     app.add_zao_message::<Chat>(Channel::RELIABLE, Direction::Both);
+//! fn port_taken(mut failed: MessageReader<ServerStartFailed>) {
+//!     for f in failed.read() {
+//!         eprintln!("cannot host: {}", f.error); // back to the menu
+//!     }
 //! }
 //!
-//! /// Every chat line goes to every other player.
-//! fn relay(mut said: MessageReader<FromClient<Chat>>, mut out: MessageWriter<ToClients<Chat>>) {
-//!     for FromClient { client, message } in said.read() {
-//!         out.write(ToClients { target: SendTarget::AllExcept(*client), message: message.clone() });
+//! /// After a drop, try again (a real game would back off).
+//! fn reconnect(mut commands: Commands, mut gone: MessageReader<Disconnected>) {
+//!     for d in gone.read() {
+//!         eprintln!("lost the server: {}", d.reason);
+//!         let pin = "…".parse().unwrap();
+//!         commands.connect_zao(ZaoClientSettings::pinned("127.0.0.1:4433".parse().unwrap(), pin));
 //!     }
 //! }
 //!
 //! let mut app = App::new();
-//! app.add_plugins((
-//!     ScheduleRunnerPlugin::run_loop(Duration::from_secs(1) / 60),
-//!     TimePlugin,
-//!     // 127.0.0.1:4433 with a self-signed certificate; clients pin its
-//!     // hash (`ZaoServer::certificate_hash`) in `ZaoClientPlugin::pinned`.
-//!     ZaoServerPlugin::default(),
-//! ));
-//! protocol(&mut app);
-//! app.add_systems(Update, relay);
-//! app.run();
+//! app.add_plugins((ZaoServerPlugin::default(), ZaoClientPlugin::default()))
+//!     .add_systems(Update, (host_button, port_taken, reconnect.run_if(client_just_disconnected)));
 //! ```
 //!
-//! A client whose registrations differ is refused, and both sides read the
-//! first differing message's name. `zao::bevy::testing` runs a server App
-//! and client Apps in one process for tests; `examples/bevy_server.rs` and
-//! `examples/bevy_client.rs` are a whole pair.
+//! ### States and run conditions
+//!
+//! [`bevy::ZaoServerState`] (stopped, starting, running) and
+//! [`bevy::ZaoClientState`] (disconnected, connecting, connected) are Bevy
+//! `States`: use `OnEnter`, `in_state`, or the run conditions
+//! [`bevy::server_running`], [`bevy::client_connected`],
+//! [`bevy::client_just_connected`] and [`bevy::client_just_disconnected`].
+//!
+//! ### Clients as entities
+//!
+//! Each connected client is an entity with [`bevy::ConnectedClient`] (id,
+//! address, the identity the auth callback returned) and
+//! [`bevy::ClientStats`] (RTT, loss, rates; refreshed every update). Attach
+//! your player's components to it; despawning it kicks the client; it is
+//! despawned the update after the client leaves (after
+//! [`bevy::ClientDisconnected`], so systems can still read it).
+//! [`bevy::FromClient`] names the sender's entity.
+//!
+//! ```
+//! use bevy_ecs::prelude::*;
+//! use zao::bevy::{ClientConnected, ClientStats, ConnectedClient};
+//!
+//! #[derive(Component)]
+//! struct Score(u32);
+//!
+//! fn join(mut commands: Commands, mut joined: MessageReader<ClientConnected>) {
+//!     for c in joined.read() {
+//!         commands.entity(c.entity).insert(Score(0));
+//!     }
+//! }
+//!
+//! /// Kick anyone above 500 ms: despawning is kicking.
+//! fn laggards(mut commands: Commands, players: Query<(Entity, &ClientStats)>) {
+//!     for (entity, stats) in &players {
+//!         if stats.0.rtt.as_millis() > 500 {
+//!             commands.entity(entity).despawn();
+//!         }
+//!     }
+//! }
+//! # let _ = (join, laggards);
+//! ```
+//!
+//! ### Sending: targets, rooms, results
+//!
+//! Write `ToClients<T>` / `ToServer<T>` messages (a failure comes back as a
+//! [`bevy::SendFailed`] message), or use the system parameters
+//! [`bevy::ZaoSender`] / [`bevy::ZaoClientSender`], which encode a borrowed
+//! value straight into the transport and return a `Result`. A
+//! [`bevy::SendTarget`] is all, one, all but one, a list, or a room
+//! ([`bevy::ZaoServer::join`]); whatever the target, a message is encoded
+//! once and its bytes shared.
+//!
+//! ```
+//! use bevy_ecs::prelude::*;
+//! use zao::bevy::{FromClient, SendTarget, ZaoSender, ZaoServer};
+//! # #[derive(Clone, zao::Encode, zao::Decode, zao::Message)] #[zao(id = 7)] struct Chat { text: String }
+//!
+//! /// Team chat: each player's line to their team's room.
+//! fn team_chat(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoSender) {
+//!     for m in heard.read() {
+//!         let room = if m.client.0 % 2 == 0 { "red" } else { "blue" };
+//!         if let Err(e) = sender.send(&m.message, SendTarget::Room(room.into())) {
+//!             eprintln!("chat not sent: {e}");
+//!         }
+//!     }
+//! }
+//! # let _ = team_chat;
+//! ```
+//!
+//! ### Listen server
+//!
+//! A server App can be a player too: with both plugins,
+//! [`bevy::ZaoCommandsExt::connect_zao_local`] connects its client to its
+//! own server in memory (no socket, no TLS). It gets a client id and an
+//! entity like anyone, so the same game systems serve the host and remote
+//! players.
+//!
+//! ### Tests on the simulated network
+//!
+//! [`bevy::testing::ZaoTestNet`] steps a server App and client Apps over
+//! [`sim`] (the real QUIC state machine, on a virtual clock), a link
+//! scenario per client, no sockets and no sleeps; the lifecycle commands
+//! work there unchanged. The plugin's own tests (`tests/bevy.rs`) run on it.
+//!
+//! ### Reading the traffic
+//!
+//! With `RUST_LOG=zao::traffic=trace` (any `tracing` subscriber), every
+//! message the plugin sends or receives is logged as readable text
+//! (`client 3 → server: Chat { text: "gg" }`), rendered by the inspector
+//! only when that level is on.
 //!
 //! ## Inspector
 //!
@@ -318,7 +425,10 @@
 //!
 //! ## Cargo features
 //!
-//! - `derive` (default): `#[derive(Encode, Decode, Message)]`.
+//! - `derive` (default): `#[derive(Encode, Decode, Message)]`, and the
+//!   sans-IO session protocol, [`proto`], whose messages derive them.
+//!   Without it (`--no-default-features`), zao is the codec alone:
+//!   [`Encode`], [`Decode`], [`Writer`], [`Reader`] and their impls.
 //! - `glam` (default): glam 0.33 vectors and quaternions, the glam that Bevy
 //!   0.20 uses.
 //! - `quic` (default): the transport, [`quic`]: quinn 0.11, rustls with ring,
@@ -326,7 +436,7 @@
 //! - `sim` (default, implies `quic`): the simulated network, [`sim`], on
 //!   quinn-proto.
 //! - `bevy` (default, implies `quic`): the Bevy 0.20 plugin, [`bevy`], on
-//!   bevy_app, bevy_ecs and bevy_time with their default features off.
+//!   bevy_app, bevy_ecs, bevy_state and bevy_time with their default features off.
 //! - `inspect` (default): [`inspect`], the inspector and session captures;
 //!   no dependency.
 
@@ -341,6 +451,8 @@ extern crate self as zao;
 pub mod bevy;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+// The session protocol's own messages derive `Encode`/`Decode`.
+#[cfg(feature = "derive")]
 pub mod proto;
 #[cfg(feature = "quic")]
 pub mod quic;
@@ -349,8 +461,8 @@ pub mod sim;
 pub mod wire;
 
 pub use wire::{
-    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Writer,
-    decode_message, encode_message, message_len, split_message, varint_len,
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Sink, Writer,
+    decode_message, encode_message, encode_message_to, message_len, split_message, varint_len,
 };
 #[cfg(feature = "derive")]
 pub use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};

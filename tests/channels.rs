@@ -17,6 +17,7 @@ use zao::proto::{
 };
 use zao::sim::{LinkSpec, Sim, SimClient, SimClientConfig, SimServer, SimServerConfig};
 use zao::{Decode, Encode, Message};
+use zao_perf::percentile;
 
 const STEP: Duration = Duration::from_millis(5);
 
@@ -191,12 +192,6 @@ enum Side {
     Server,
 }
 
-/// Percentile `p` (0–100) of `values`, sorted in place.
-fn percentile(values: &mut [Duration], p: usize) -> Duration {
-    values.sort_unstable();
-    values[(values.len() - 1) * p / 100]
-}
-
 /// From `from`: four 200 kB messages on the bulk channel, then a chat
 /// line every 20 ms while they travel over L2 (100 ms ± 15 ms, 2 % loss).
 /// Chat is on its own stream at the same priority as bulk: its lines are
@@ -304,10 +299,10 @@ fn receive(
 #[test]
 fn a_large_message_on_one_channel_does_not_delay_another_both_ways() {
     for from in [Side::Client, Side::Server] {
-        let (mut latency, bulk_done, chat_until) = chat_beside_bulk(from, 0);
-        let p50 = percentile(&mut latency, 50);
-        let p95 = percentile(&mut latency, 95);
-        let max = percentile(&mut latency, 100);
+        let (latency, bulk_done, chat_until) = chat_beside_bulk(from, 0);
+        let p50 = percentile(&latency, 0.50);
+        let p95 = percentile(&latency, 0.95);
+        let max = percentile(&latency, 1.0);
         println!(
             "{from:?} → peer over L2: 800 kB bulk done after {bulk_done:?}; {} chat lines sent until \
              {chat_until:?}: latency p50 {p50:?}, p95 {p95:?}, max {max:?}",

@@ -895,6 +895,51 @@ fn a_full_inbound_queue_holds_reliable_messages_back_and_drops_datagrams_counted
     assert!(sender.is_connected());
 }
 
+/// Messages already received but held back by a full inbound queue are
+/// delivered as soon as the application makes room, not at the session's
+/// next timer (up to a second later).
+#[test]
+fn held_back_messages_follow_as_soon_as_the_application_makes_room() {
+    let mut limits = Limits::default();
+    limits.inbound_queue = 1024;
+    let (mut sim, mut server) = sim_with(limits);
+    let mut sender = client(&mut sim, None);
+    sim.run_for(Duration::from_millis(300));
+    events(&mut server);
+    // 60 spawns of about 50 bytes: all in the server's hands within a few
+    // packets, far more than the 1 KiB queue takes.
+    for entity in 0..60 {
+        sender
+            .send(
+                Channel::RELIABLE,
+                &SpawnEntity {
+                    entity,
+                    ..samples::spawn_entity()
+                },
+            )
+            .unwrap();
+    }
+    sim.run_for(Duration::from_millis(200));
+    // The application polls every 10 ms from now on.
+    let start = sim.elapsed();
+    let mut got = Vec::new();
+    while got.len() < 60 && sim.elapsed() - start < Duration::from_secs(5) {
+        for e in events(&mut server) {
+            if let ServerEvent::Message { message, .. } = e {
+                got.push(message.decode::<SpawnEntity>().unwrap().entity);
+            }
+        }
+        sim.run_for(STEP);
+    }
+    let took = sim.elapsed() - start;
+    assert_eq!(got, (0..60).collect::<Vec<_>>());
+    // A poll takes about 20 messages; three polls, and a step each.
+    assert!(
+        took <= Duration::from_millis(100),
+        "held-back messages waited {took:?}"
+    );
+}
+
 #[test]
 fn invalid_limits_are_refused_before_anything_starts() {
     let mut sim = Sim::new(1);

@@ -187,7 +187,7 @@ fn l5_soak_16_clients_over_loopback() {
             }
         }
         if tick.is_multiple_of(300) {
-            memory.push((start.elapsed().as_secs(), common::rss_kib()));
+            memory.push((start.elapsed().as_secs(), zao_perf::rss_kib().unwrap_or(0)));
         }
         tick += 1;
     }
@@ -231,7 +231,7 @@ fn l5_soak_16_clients_over_loopback() {
         .find(|(t, _)| *t >= 60)
         .or(memory.last())
         .map_or(0, |m| m.1);
-    let end = common::rss_kib();
+    let end = zao_perf::rss_kib().unwrap_or(0);
     println!("loopback soak: {tick} ticks, RSS {warm} KiB after warm-up, {end} KiB at the end");
     assert!(
         end < warm + 16 * 1024,

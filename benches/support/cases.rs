@@ -1,101 +1,20 @@
-//! The benchmark cases and every measured operation, defined once for
-//! `benches/tiers.rs` (criterion) and `examples/bench_report.rs` (the
-//! BENCHMARKS.md report), which include this file with `#[path]`.
-//!
-//! Each [`Row`] is one operation of one library on one case's value, as a
-//! closure that runs it `iters` times: the loop is monomorphized inside the
-//! closure, so a measurement pays one dynamic call per batch, not per op.
-//! Every library encodes the same data (`zao_messages::samples`, mirrored by
-//! `peers`), and every decoder is checked to give that data back before any
-//! row is built.
+//! The benchmark cases: which value, which libraries. Every library goes
+//! through [`harness::rows`](super::harness::rows); Zao adds its in-place
+//! and borrowed decodes, rkyv its validated access, the raw copy its warmed
+//! decode.
 
-use std::fmt::Debug;
-use std::hint::black_box;
+use std::collections::HashMap;
 
-use rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
-use rkyv::rancor;
-use rkyv::ser::allocator::{Arena, ArenaHandle};
-use rkyv::util::AlignedVec;
-use zao::zerocopy::{FromBytes, IntoBytes};
 use zao::{Decode, Encode};
 use zao_messages::{self as zm, samples};
 
-use crate::peers::{self, pb};
-
-/// Zao, the subject.
-pub(crate) const ZAO: &str = "zao";
-/// bincode's legacy (fixed-width integer) config: a wire size, not timed.
-pub(crate) const BINCODE_FIXINT: &str = "bincode-fixint";
-/// The physical floor: the memory image copied with zerocopy, no format.
-pub(crate) const RAW: &str = "raw copy (zerocopy)";
-
-/// What a row measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Op {
-    /// Encode into a new `Vec` (each library's one-call API).
-    EncodeFresh,
-    /// Encode into a buffer the caller keeps and reuses.
-    EncodeReuse,
-    /// Decode to an owned value (rkyv: validate, then deserialize).
-    Decode,
-    /// Zao: decode into a warmed value, reusing its allocations. Raw: copy
-    /// into a warmed `Vec`.
-    DecodeInPlace,
-    /// Zao: decode to a type that borrows its strings from the input.
-    DecodeBorrowed,
-    /// rkyv: validated zero-copy access to the archived value, no owned value.
-    Access,
-}
-
-impl Op {
-    /// The label in criterion ids and in the report.
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Self::EncodeFresh => "encode-fresh",
-            Self::EncodeReuse => "encode-reuse",
-            Self::Decode => "decode",
-            Self::DecodeInPlace => "decode-in-place",
-            Self::DecodeBorrowed => "decode-borrowed",
-            Self::Access => "access-validated",
-        }
-    }
-}
-
-/// One operation of one library, runnable in batches.
-pub(crate) struct Row {
-    /// The library.
-    pub(crate) lib: &'static str,
-    /// The operation.
-    pub(crate) op: Op,
-    run: Box<dyn FnMut(u64)>,
-}
-
-impl Row {
-    /// Runs the operation `iters` times.
-    pub(crate) fn run(&mut self, iters: u64) {
-        (self.run)(iters);
-    }
-}
-
-/// One message case: wire sizes and the rows of every library.
-pub(crate) struct Case {
-    /// `PlayerMoved`, `WorldSnapshot(32)`, ...
-    pub(crate) name: String,
-    /// Encoded size per library, in row order.
-    pub(crate) wire: Vec<(&'static str, usize)>,
-    /// The operations.
-    pub(crate) rows: Vec<Row>,
-}
-
-impl Case {
-    fn push(&mut self, lib: &'static str, op: Op, run: impl FnMut(u64) + 'static) {
-        self.rows.push(Row {
-            lib,
-            op,
-            run: Box::new(run),
-        });
-    }
-}
+use super::harness::{Aligned, Case, Lib, Op, aligned_vec, rows};
+use super::libs::{
+    self, BINCODE_FIXINT, Bincode, Bitcode, Json, Postcard, Prost, Raw, Rkyv, Rmp, Speedy, Wincode,
+    ZAO, Zao,
+};
+use super::nested;
+use super::peers::{self, FixedState, pb};
 
 /// The cases, by message and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,19 +27,35 @@ pub(crate) enum Kind {
     SpawnEntity,
     /// Tier 3, a blittable run of this many players.
     WorldSnapshot(usize),
-    /// Tier 3, a map of this many slots.
+    /// Tier 3, a map of this many slots (std's randomly seeded hasher).
     Inventory(usize),
+    /// The same map with one fixed-seed hasher shared by every library.
+    InventoryFixed(usize),
+    /// The nested general workload, this many zones.
+    Nested(usize),
 }
 
 /// Every case, in report order.
-pub(crate) const KINDS: [Kind; 6] = [
+pub(crate) const KINDS: [Kind; 8] = [
     Kind::PlayerMoved,
     Kind::PlayerInput,
     Kind::SpawnEntity,
     Kind::WorldSnapshot(32),
     Kind::WorldSnapshot(1024),
     Kind::Inventory(128),
+    Kind::InventoryFixed(128),
+    Kind::Nested(128),
 ];
+
+/// The seed of the nested workload.
+const NESTED_SEED: u64 = 0x5a0_2026;
+
+/// `zao_messages::Inventory` with the shared fixed-seed hasher.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode)]
+pub(crate) struct ZaoInventoryFixed {
+    pub(crate) owner: u32,
+    pub(crate) slots: HashMap<u32, zm::ItemStack, FixedState>,
+}
 
 impl Kind {
     /// The case's name.
@@ -131,17 +66,26 @@ impl Kind {
             Self::SpawnEntity => "SpawnEntity".to_owned(),
             Self::WorldSnapshot(n) => format!("WorldSnapshot({n})"),
             Self::Inventory(n) => format!("Inventory({n})"),
+            Self::InventoryFixed(n) => format!("Inventory({n}), fixed hasher"),
+            Self::Nested(_) => "Nested world (~1 MB)".to_owned(),
         }
+    }
+
+    /// The case with this name.
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        KINDS.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the benchmark targets judge this case (the nested workload
+    /// and the fixed-hasher inventory have targets of their own).
+    pub(crate) fn is_reference(self) -> bool {
+        !matches!(self, Self::InventoryFixed(_) | Self::Nested(_))
     }
 
     /// Builds the case's rows (encoding the value once per library and
     /// checking that it decodes back).
     pub(crate) fn build(self) -> Case {
-        let mut case = Case {
-            name: self.name(),
-            wire: Vec::new(),
-            rows: Vec::new(),
-        };
+        let mut case = Case::new(self.name());
         match self {
             Self::PlayerMoved => {
                 let value = samples::player_moved();
@@ -149,9 +93,9 @@ impl Kind {
                 peer_rows(
                     &mut case,
                     peers::PlayerMoved::from(&value),
-                    pb::PlayerMoved::from(&value),
+                    Some(pb::PlayerMoved::from(&value)),
                 );
-                raw_player_moved(&mut case, value);
+                rows::<Raw, _>(&mut case, value);
             }
             Self::PlayerInput => {
                 let value = samples::player_input();
@@ -159,7 +103,7 @@ impl Kind {
                 peer_rows(
                     &mut case,
                     peers::PlayerInput::from(&value),
-                    pb::PlayerInput::from(&value),
+                    Some(pb::PlayerInput::from(&value)),
                 );
             }
             Self::SpawnEntity => {
@@ -169,16 +113,17 @@ impl Kind {
                 peer_rows(
                     &mut case,
                     peers::SpawnEntity::from(&value),
-                    pb::SpawnEntity::from(&value),
+                    Some(pb::SpawnEntity::from(&value)),
                 );
             }
             Self::WorldSnapshot(n) => {
-                let value = samples::world_snapshot(n);
+                let mut value = samples::world_snapshot(n);
+                value.players = aligned_vec(&value.players);
                 zao_rows(&mut case, value.clone());
                 peer_rows(
                     &mut case,
                     peers::WorldSnapshot::from(&value),
-                    pb::WorldSnapshot::from(&value),
+                    Some(pb::WorldSnapshot::from(&value)),
                 );
                 raw_world_snapshot(&mut case, value);
             }
@@ -188,518 +133,104 @@ impl Kind {
                 peer_rows(
                     &mut case,
                     peers::Inventory::from(&value),
-                    pb::Inventory::from(&value),
+                    Some(pb::Inventory::from(&value)),
                 );
+            }
+            Self::InventoryFixed(n) => {
+                let sample = samples::inventory(n);
+                let value = ZaoInventoryFixed {
+                    owner: sample.owner,
+                    slots: sample.slots.into_iter().collect(),
+                };
+                zao_rows(&mut case, value.clone());
+                // prost maps are std's `HashMap` with its random hasher only.
+                peer_rows::<_, pb::Inventory>(&mut case, peers::InventoryFixed::from(&value), None);
+            }
+            Self::Nested(zones) => {
+                let value = nested::world(NESTED_SEED, zones);
+                zao_rows(&mut case, value.clone());
+                peer_rows::<_, pb::Inventory>(&mut case, value, None);
             }
         }
         case
     }
 }
 
-/// A buffer for the encode-reuse rows: the encoding plus slack.
-fn buffer_for(wire: usize) -> Vec<u8> {
-    vec![0u8; wire + 64]
-}
-
+/// Zao's rows: the common three, and `decode_in_place` into a warmed value.
 fn zao_rows<T>(case: &mut Case, value: T)
 where
-    T: Encode + for<'de> Decode<'de> + Clone + PartialEq + Debug + 'static,
+    T: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    let bytes = value.to_vec();
-    assert_eq!(T::decode(&bytes).as_ref(), Ok(&value), "zao round trip");
-    case.wire.push((ZAO, bytes.len()));
-
-    let v = value.clone();
-    case.push(ZAO, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            black_box(black_box(&v).to_vec());
-        }
-    });
-    let v = value.clone();
-    let mut buf = buffer_for(bytes.len());
-    case.push(ZAO, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(black_box(&v).encode(black_box(&mut buf)));
-        }
-    });
-    let b = bytes.clone();
-    case.push(ZAO, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(T::decode(black_box(&b)));
-        }
-    });
+    let bytes = rows::<Zao, _>(case, value.clone());
     // Warmed: it already holds a decoded value of this size.
     let mut warm = value;
-    assert_eq!(warm.decode_in_place(&bytes), Ok(()));
-    case.push(ZAO, Op::DecodeInPlace, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(black_box(&mut warm).decode_in_place(black_box(&bytes)));
-        }
+    assert_eq!(warm.decode_in_place(bytes.as_ref()), Ok(()));
+    case.push(ZAO, Op::DecodeInPlace, move || {
+        std::hint::black_box(&mut warm).decode_in_place(std::hint::black_box(bytes.as_ref()))
     });
 }
 
 fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
-    let bytes = value.to_vec();
+    let bytes = Aligned::copy_of(&value.to_vec());
     assert_eq!(
-        zm::SpawnEntityRef::decode(&bytes)
+        zm::SpawnEntityRef::decode(bytes.as_ref())
             .map(|r| r.to_owned())
             .as_ref(),
         Ok(value),
         "zao borrowed round trip"
     );
-    case.push(ZAO, Op::DecodeBorrowed, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(zm::SpawnEntityRef::decode(black_box(&bytes)));
-        }
+    case.push(ZAO, Op::DecodeBorrowed, move || {
+        zm::SpawnEntityRef::decode(std::hint::black_box(bytes.as_ref())).is_ok()
     });
 }
 
-/// The same rows for every peer codec.
-fn peer_rows<P, B>(case: &mut Case, value: P, proto: B)
+/// Every peer codec's rows on `value` (and prost's on its protobuf twin).
+fn peer_rows<P, B>(case: &mut Case, value: P, proto: Option<B>)
 where
-    P: bitcode::Encode + bitcode::DecodeOwned,
-    P: bincode::Encode + bincode::Decode<()>,
-    P: serde::Serialize + serde::de::DeserializeOwned,
-    P: rkyv::Archive
-        + for<'a> rkyv::Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
-        + for<'a, 'b> rkyv::Serialize<
-            HighSerializer<&'b mut AlignedVec, ArenaHandle<'a>, rancor::Error>,
-        >,
-    P::Archived: for<'a> rkyv::bytecheck::CheckBytes<HighValidator<'a, rancor::Error>>
-        + rkyv::Deserialize<P, HighDeserializer<rancor::Error>>,
-    P: speedy::Writable<speedy::LittleEndian> + for<'a> speedy::Readable<'a, speedy::LittleEndian>,
-    P: wincode::SchemaWrite<wincode::config::DefaultConfig, Src = P>
-        + for<'de> wincode::SchemaRead<'de, wincode::config::DefaultConfig, Dst = P>,
-    P: Clone + PartialEq + Debug + 'static,
-    B: prost::Message + Default + Clone + PartialEq + 'static,
+    P: Clone + PartialEq + std::fmt::Debug + 'static,
+    Bitcode: Lib<P>,
+    Wincode: Lib<P>,
+    Speedy: Lib<P>,
+    Bincode: Lib<P>,
+    Postcard: Lib<P>,
+    Rkyv: Lib<P>,
+    Rmp: Lib<P>,
+    Json: Lib<P>,
+    Prost: Lib<B>,
+    P: bincode::Encode + rkyv::Archive,
+    P::Archived: for<'a> rkyv::bytecheck::CheckBytes<rkyv::api::high::HighValidator<'a, rkyv::rancor::Error>>,
+    B: Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    bitcode_rows(case, value.clone());
-    wincode_rows(case, value.clone());
-    speedy_rows(case, value.clone());
-    bincode_rows(case, value.clone());
-    postcard_rows(case, value.clone());
-    rkyv_rows(case, value.clone());
-    prost_rows(case, proto);
-    rmp_rows(case, value.clone());
-    json_rows(case, value);
-}
-
-fn bitcode_rows<P>(case: &mut Case, value: P)
-where
-    P: bitcode::Encode + bitcode::DecodeOwned + Clone + PartialEq + Debug + 'static,
-{
-    const LIB: &str = "bitcode";
-    let bytes = bitcode::encode(&value);
-    assert_eq!(bitcode::decode::<P>(&bytes).expect(LIB), value, "{LIB}");
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            black_box(bitcode::encode(black_box(&v)));
-        }
-    });
-    // bitcode's own reusable buffer, for encode and for decode.
-    let mut buf = bitcode::Buffer::new();
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            black_box(buf.encode(black_box(&value)));
-        }
-    });
-    let mut buf = bitcode::Buffer::new();
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(buf.decode::<P>(black_box(&bytes)));
-        }
-    });
-}
-
-fn wincode_rows<P>(case: &mut Case, value: P)
-where
-    P: wincode::SchemaWrite<wincode::config::DefaultConfig, Src = P>
-        + for<'de> wincode::SchemaRead<'de, wincode::config::DefaultConfig, Dst = P>
-        + Clone
-        + PartialEq
-        + Debug
-        + 'static,
-{
-    const LIB: &str = "wincode";
-    let bytes = wincode::serialize(&value).expect(LIB);
-    assert_eq!(
-        wincode::deserialize::<P>(&bytes).expect(LIB),
-        value,
-        "{LIB}"
-    );
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(wincode::serialize(black_box(&v)));
-        }
-    });
-    let mut buf = buffer_for(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let mut out: &mut [u8] = black_box(&mut buf);
-            let _ = black_box(wincode::serialize_into(&mut out, black_box(&value)));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(wincode::deserialize::<P>(black_box(&bytes)));
-        }
-    });
-}
-
-fn speedy_rows<P>(case: &mut Case, value: P)
-where
-    P: speedy::Writable<speedy::LittleEndian>
-        + for<'a> speedy::Readable<'a, speedy::LittleEndian>
-        + Clone
-        + PartialEq
-        + Debug
-        + 'static,
-{
-    const LIB: &str = "speedy";
-    let bytes = value.write_to_vec().expect(LIB);
-    assert_eq!(P::read_from_buffer(&bytes).expect(LIB), value, "{LIB}");
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(black_box(&v).write_to_vec());
-        }
-    });
-    let mut buf = buffer_for(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(black_box(&value).write_to_buffer(black_box(&mut buf)));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(P::read_from_buffer(black_box(&bytes)));
-        }
-    });
-}
-
-fn bincode_rows<P>(case: &mut Case, value: P)
-where
-    P: bincode::Encode + bincode::Decode<()> + Clone + PartialEq + Debug + 'static,
-{
-    const LIB: &str = "bincode";
-    let config = bincode::config::standard();
-    let bytes = bincode::encode_to_vec(&value, config).expect(LIB);
-    let (back, _) = bincode::decode_from_slice::<P, _>(&bytes, config).expect(LIB);
-    assert_eq!(back, value, "{LIB}");
-    case.wire.push((LIB, bytes.len()));
+    rows::<Bitcode, _>(case, value.clone());
+    rows::<Wincode, _>(case, value.clone());
+    rows::<Speedy, _>(case, value.clone());
+    rows::<Bincode, _>(case, value.clone());
     // Wire size only: bincode with fixed-width integers (its legacy config),
     // the fixed-width form the size target compares against.
-    let fixint = bincode::encode_to_vec(&value, bincode::config::legacy()).expect(LIB);
-    case.wire.push((BINCODE_FIXINT, fixint.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(bincode::encode_to_vec(black_box(&v), config));
-        }
+    case.wire
+        .push((BINCODE_FIXINT, libs::bincode_fixint_len(&value)));
+    rows::<Postcard, _>(case, value.clone());
+    let archived = rows::<Rkyv, _>(case, value.clone());
+    case.push("rkyv", Op::Access, move || {
+        libs::rkyv_access::<P>(std::hint::black_box(archived.as_ref()))
     });
-    let mut buf = buffer_for(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(bincode::encode_into_slice(
-                black_box(&value),
-                black_box(&mut buf),
-                config,
-            ));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(bincode::decode_from_slice::<P, _>(
-                black_box(&bytes),
-                config,
-            ));
-        }
-    });
+    if let Some(proto) = proto {
+        rows::<Prost, _>(case, proto);
+    }
+    rows::<Rmp, _>(case, value.clone());
+    rows::<Json, _>(case, value);
 }
 
-fn postcard_rows<P>(case: &mut Case, value: P)
-where
-    P: serde::Serialize + serde::de::DeserializeOwned + Clone + PartialEq + Debug + 'static,
-{
-    const LIB: &str = "postcard";
-    let bytes = postcard::to_allocvec(&value).expect(LIB);
-    assert_eq!(
-        postcard::from_bytes::<P>(&bytes).expect(LIB),
-        value,
-        "{LIB}"
-    );
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(postcard::to_allocvec(black_box(&v)));
-        }
-    });
-    let mut buf = buffer_for(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(postcard::to_slice(black_box(&value), black_box(&mut buf)));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(postcard::from_bytes::<P>(black_box(&bytes)));
-        }
-    });
-}
-
-fn rkyv_rows<P>(case: &mut Case, value: P)
-where
-    P: rkyv::Archive
-        + for<'a> rkyv::Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
-        + for<'a, 'b> rkyv::Serialize<
-            HighSerializer<&'b mut AlignedVec, ArenaHandle<'a>, rancor::Error>,
-        > + Clone
-        + PartialEq
-        + Debug
-        + 'static,
-    P::Archived: for<'a> rkyv::bytecheck::CheckBytes<HighValidator<'a, rancor::Error>>
-        + rkyv::Deserialize<P, HighDeserializer<rancor::Error>>,
-{
-    const LIB: &str = "rkyv";
-    let bytes = rkyv::to_bytes::<rancor::Error>(&value).expect(LIB);
-    assert_eq!(
-        rkyv::from_bytes::<P, rancor::Error>(&bytes).expect(LIB),
-        value,
-        "{LIB}"
-    );
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(rkyv::to_bytes::<rancor::Error>(black_box(&v)));
-        }
-    });
-    // A reused output buffer and a reused scratch arena.
-    let mut out = AlignedVec::<16>::with_capacity(bytes.len());
-    let mut arena = Arena::new();
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            out.clear();
-            let _ = black_box(
-                rkyv::api::high::to_bytes_in_with_alloc::<_, _, rancor::Error>(
-                    black_box(&value),
-                    &mut out,
-                    arena.acquire(),
-                ),
-            );
-        }
-    });
-    let b = bytes.clone();
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(rkyv::from_bytes::<P, rancor::Error>(black_box(&b)));
-        }
-    });
-    case.push(LIB, Op::Access, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(rkyv::access::<P::Archived, rancor::Error>(black_box(
-                &bytes,
-            )));
-        }
-    });
-}
-
-fn prost_rows<B>(case: &mut Case, value: B)
-where
-    B: prost::Message + Default + Clone + PartialEq + 'static,
-{
-    const LIB: &str = "prost";
-    let bytes = value.encode_to_vec();
-    assert!(B::decode(bytes.as_slice()).expect(LIB) == value, "{LIB}");
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            black_box(black_box(&v).encode_to_vec());
-        }
-    });
-    let mut buf = Vec::with_capacity(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            buf.clear();
-            let _ = black_box(black_box(&value).encode(&mut buf));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(B::decode(black_box(bytes.as_slice())));
-        }
-    });
-}
-
-fn rmp_rows<P>(case: &mut Case, value: P)
-where
-    P: serde::Serialize + serde::de::DeserializeOwned + Clone + PartialEq + Debug + 'static,
-{
-    const LIB: &str = "rmp-serde";
-    let bytes = rmp_serde::to_vec(&value).expect(LIB);
-    assert_eq!(
-        rmp_serde::from_slice::<P>(&bytes).expect(LIB),
-        value,
-        "{LIB}"
-    );
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(rmp_serde::to_vec(black_box(&v)));
-        }
-    });
-    let mut buf = Vec::with_capacity(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            buf.clear();
-            let _ = black_box(rmp_serde::encode::write(&mut buf, black_box(&value)));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(rmp_serde::from_slice::<P>(black_box(&bytes)));
-        }
-    });
-}
-
-fn json_rows<P>(case: &mut Case, value: P)
-where
-    P: serde::Serialize + serde::de::DeserializeOwned + Clone + PartialEq + Debug + 'static,
-{
-    const LIB: &str = "serde_json";
-    let bytes = serde_json::to_vec(&value).expect(LIB);
-    assert_eq!(
-        serde_json::from_slice::<P>(&bytes).expect(LIB),
-        value,
-        "{LIB}"
-    );
-    case.wire.push((LIB, bytes.len()));
-
-    let v = value.clone();
-    case.push(LIB, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(serde_json::to_vec(black_box(&v)));
-        }
-    });
-    let mut buf = Vec::with_capacity(bytes.len());
-    case.push(LIB, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            buf.clear();
-            let _ = black_box(serde_json::to_writer(&mut buf, black_box(&value)));
-        }
-    });
-    case.push(LIB, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(serde_json::from_slice::<P>(black_box(&bytes)));
-        }
-    });
-}
-
-/// The floor for `PlayerMoved`: its 16-byte memory image, copied.
-fn raw_player_moved(case: &mut Case, value: zm::PlayerMoved) {
-    let bytes = value.as_bytes().to_vec();
-    assert_eq!(zm::PlayerMoved::read_from_bytes(&bytes), Ok(value), "{RAW}");
-    case.wire.push((RAW, bytes.len()));
-
-    case.push(RAW, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            black_box(black_box(&value).as_bytes().to_vec());
-        }
-    });
-    let mut buf = buffer_for(bytes.len());
-    case.push(RAW, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            let src = black_box(&value).as_bytes();
-            black_box(&mut buf)[..src.len()].copy_from_slice(src);
-        }
-    });
-    case.push(RAW, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            let _ = black_box(zm::PlayerMoved::read_from_bytes(black_box(&bytes)));
-        }
-    });
-}
-
-/// The floor for `WorldSnapshot`: tick and count as `u32`s, then the
-/// players' memory image, copied; decode copies it into a new or a warmed
-/// `Vec`. Bounds are checked (a slice length), nothing else is.
+/// The raw copy's rows, and its copy into a warmed `Vec`.
 fn raw_world_snapshot(case: &mut Case, value: zm::WorldSnapshot) {
-    fn encode(value: &zm::WorldSnapshot, buf: &mut [u8]) -> usize {
-        let players = value.players.as_bytes();
-        let end = 8 + players.len();
-        buf[..4].copy_from_slice(&value.tick.to_le_bytes());
-        buf[4..8].copy_from_slice(&(value.players.len() as u32).to_le_bytes());
-        buf[8..end].copy_from_slice(players);
-        end
-    }
-    fn split(bytes: &[u8]) -> Option<(u32, &[zm::PlayerState])> {
-        let (tick, rest) = u32::read_from_prefix(bytes).ok()?;
-        let (count, rest) = u32::read_from_prefix(rest).ok()?;
-        let players = <[zm::PlayerState]>::ref_from_bytes(rest).ok()?;
-        (players.len() == count as usize).then_some((tick, players))
-    }
-    fn decode(bytes: &[u8]) -> Option<zm::WorldSnapshot> {
-        let (tick, players) = split(bytes)?;
-        Some(zm::WorldSnapshot {
-            tick,
-            players: players.to_vec(),
-        })
-    }
-    fn decode_in_place(target: &mut zm::WorldSnapshot, bytes: &[u8]) -> Option<()> {
-        let (tick, players) = split(bytes)?;
-        target.tick = tick;
-        target.players.clear();
-        target.players.extend_from_slice(players);
-        Some(())
-    }
-
-    let mut bytes = vec![0u8; 8 + value.players.as_bytes().len()];
-    encode(&value, &mut bytes);
-    assert_eq!(decode(&bytes).as_ref(), Some(&value), "{RAW}");
-    case.wire.push((RAW, bytes.len()));
-
-    let v = value.clone();
-    case.push(RAW, Op::EncodeFresh, move |iters| {
-        for _ in 0..iters {
-            let v = black_box(&v);
-            let mut out = vec![0u8; 8 + v.players.as_bytes().len()];
-            encode(v, &mut out);
-            black_box(out);
-        }
-    });
-    let v = value.clone();
-    let mut buf = buffer_for(bytes.len());
-    case.push(RAW, Op::EncodeReuse, move |iters| {
-        for _ in 0..iters {
-            black_box(encode(black_box(&v), black_box(&mut buf)));
-        }
-    });
-    let b = bytes.clone();
-    case.push(RAW, Op::Decode, move |iters| {
-        for _ in 0..iters {
-            black_box(decode(black_box(&b)));
-        }
-    });
+    let bytes = rows::<Raw, _>(case, value.clone());
     let mut warm = value;
-    case.push(RAW, Op::DecodeInPlace, move |iters| {
-        for _ in 0..iters {
-            black_box(decode_in_place(black_box(&mut warm), black_box(&bytes)));
-        }
+    case.push(libs::RAW, Op::DecodeInPlace, move || {
+        let (tick, players) = libs::raw_split(std::hint::black_box(bytes.as_ref()))?;
+        let warm = std::hint::black_box(&mut warm);
+        warm.tick = tick;
+        warm.players.clear();
+        warm.players.extend_from_slice(players);
+        Some(())
     });
 }

@@ -3,27 +3,18 @@
 //! the same bytes as glam's `Vec3`/`Quat`), and protobuf twins for prost,
 //! which cannot derive over arrays. Each converts from the
 //! `zao_messages::samples` value, so every codec encodes the same data.
-//!
-//! Included with `#[path]` by `benches/tiers.rs` and `examples/bench_report.rs`.
 
 use std::collections::HashMap;
 
 use zao_messages as zm;
 
-/// Derives for every peer codec but prost, spelled once. The item passes
-/// through as raw tokens: bincode's derive cannot parse a `$vis` fragment.
-macro_rules! peer_type {
-    ($($item:tt)*) => {
-        #[derive(Clone, Debug, PartialEq)]
-        #[derive(serde::Serialize, serde::Deserialize)]
-        #[derive(bitcode::Encode, bitcode::Decode)]
-        #[derive(bincode::Encode, bincode::Decode)]
-        #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
-        #[derive(speedy::Readable, speedy::Writable)]
-        #[derive(wincode::SchemaWrite, wincode::SchemaRead)]
-        $($item)*
-    };
-}
+use super::harness::aligned_vec;
+
+/// The one fixed-seed hasher every library's map uses in the
+/// `Inventory(128), fixed hasher` case: the same seed everywhere, so every
+/// library iterates, and writes, the slots in the same order (std's
+/// `RandomState` seeds each map differently).
+pub(crate) type FixedState = foldhash::fast::FixedState;
 
 peer_type! {
     /// `zao_messages::PlayerMoved`. `repr(C)` like Zao's, so codecs with a
@@ -103,6 +94,14 @@ peer_type! {
     }
 }
 
+peer_type! {
+    /// `zao_messages::Inventory` with the shared fixed-seed hasher.
+    pub(crate) struct InventoryFixed {
+        pub(crate) owner: u32,
+        pub(crate) slots: HashMap<u32, ItemStack, FixedState>,
+    }
+}
+
 impl From<&zm::PlayerMoved> for PlayerMoved {
     fn from(m: &zm::PlayerMoved) -> Self {
         Self {
@@ -158,7 +157,7 @@ impl From<&zm::WorldSnapshot> for WorldSnapshot {
     fn from(m: &zm::WorldSnapshot) -> Self {
         Self {
             tick: m.tick,
-            players: m.players.iter().map(PlayerState::from).collect(),
+            players: aligned_vec(&m.players.iter().map(PlayerState::from).collect::<Vec<_>>()),
         }
     }
 }
@@ -176,6 +175,15 @@ impl From<&zm::ItemStack> for ItemStack {
 
 impl From<&zm::Inventory> for Inventory {
     fn from(m: &zm::Inventory) -> Self {
+        Self {
+            owner: m.owner,
+            slots: m.slots.iter().map(|(&k, v)| (k, v.into())).collect(),
+        }
+    }
+}
+
+impl From<&super::cases::ZaoInventoryFixed> for InventoryFixed {
+    fn from(m: &super::cases::ZaoInventoryFixed) -> Self {
         Self {
             owner: m.owner,
             slots: m.slots.iter().map(|(&k, v)| (k, v.into())).collect(),

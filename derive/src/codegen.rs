@@ -39,9 +39,74 @@ fn fields_len(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> Token
     quote!(0usize #( + ::zao::Encode::encoded_len(#access) )*)
 }
 
+/// A field's `FIXED_SIZE`, or `None` for a field whose type names the type
+/// being derived (its constants would refer to themselves).
+fn fixed_size(f: &Field) -> TokenStream {
+    let ty = &f.ty;
+    if f.recursive {
+        quote!(::core::option::Option::<usize>::None)
+    } else {
+        quote!(<#ty as ::zao::Encode>::FIXED_SIZE)
+    }
+}
+
+/// Writes the fields in order. Each run of consecutive fixed-size fields
+/// goes through one [`window`] of the run's constant size, taken with one
+/// bounds check; inside it the compiler drops the per-field checks
+/// (a `Transform` of seven floats: one check instead of seven). Which fields
+/// form a run depends on their types' constants, so every field that could
+/// start a run gets a window holding the fields that could follow it, each
+/// guarded by a constant: all but the straight-line writes folds away.
+///
+/// [`window`]: ../zao/trait.Sink.html#tymethod.window
 fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> TokenStream {
-    let access = fields.iter().map(access);
-    quote!(#( ::zao::Encode::encode_to(#access, __w); )*)
+    if fields.len() < 2 {
+        let access = fields.iter().map(access);
+        return quote!(#( ::zao::Encode::encode_to(#access, __w); )*);
+    }
+    let sizes: Vec<TokenStream> = fields.iter().map(fixed_size).collect();
+    let stmts = fields.iter().zip(&sizes).enumerate().map(|(i, (f, size))| {
+        let field = access(f);
+        let starts = match i.checked_sub(1).and_then(|p| sizes.get(p)) {
+            Some(prev) => quote!(#prev.is_none()),
+            None => quote!(true),
+        };
+        let run = sizes.get(i..).unwrap_or_default();
+        let members = fields
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let field = access(f);
+                quote! {
+                    if #k < __count {
+                        ::zao::Encode::encode_to(#field, &mut __win);
+                    }
+                }
+            });
+        quote! {
+            if const { #size.is_some() } {
+                if const { #starts } {
+                    let __count = const { ::zao::__private::size::leading_count(&[#(#run),*]) };
+                    // A window, not a closure: closures are not always
+                    // inlined, and a call would pin the writer to memory.
+                    let __filled = {
+                        let mut __win = ::zao::Sink::window(
+                            __w,
+                            const { ::zao::__private::size::leading(&[#(#run),*]) },
+                        );
+                        #(#members)*
+                        ::zao::Sink::is_filled(&__win)
+                    };
+                    ::zao::Sink::close_window(__w, __filled);
+                }
+            } else {
+                ::zao::Encode::encode_to(#field, __w);
+            }
+        }
+    });
+    quote!(#(#stmts)*)
 }
 
 fn self_access(f: &Field) -> TokenStream {
@@ -110,8 +175,9 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     match self { #(#len_arms)* }
                 }
 
-                #[inline]
-                fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+                // Always inlined, so the writer stays in registers.
+                #[inline(always)]
+                fn encode_to<__W: ::zao::Sink>(&self, __w: &mut __W) {
                     #[allow(unused_variables)]
                     match self { #(#encode_arms)* }
                 }
@@ -157,7 +223,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             }
 
             #[inline]
-            fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+            fn encode_to<__W: ::zao::Sink>(&self, __w: &mut __W) {
                 __w.put_len(#len);
                 #enc
             }
@@ -177,8 +243,8 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 ::core::mem::size_of::<Self>()
             }
 
-            #[inline]
-            fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+            #[inline(always)]
+            fn encode_to<__W: ::zao::Sink>(&self, __w: &mut __W) {
                 const _: () = ::core::assert!(
                     ::core::mem::size_of::<#ident>() == 0usize #( + ::core::mem::size_of::<#tys>() )*,
                     #msg
@@ -210,7 +276,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             }
 
             #[inline]
-            fn encode_slice(__items: &[Self], __w: &mut ::zao::Writer<'_>) {
+            fn encode_slice<__W: ::zao::Sink>(__items: &[Self], __w: &mut __W) {
                 if ::core::cfg!(target_endian = "little") {
                     ::zao::__private::blit::encode_blit_slice(__items, __w);
                 } else {
@@ -233,8 +299,10 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             #len
         }
 
-        #[inline]
-        fn encode_to(&self, __w: &mut ::zao::Writer<'_>) {
+        // Always inlined, so the writer stays in registers (a call passes
+        // it through memory and re-stores it at every write).
+        #[inline(always)]
+        fn encode_to<__W: ::zao::Sink>(&self, __w: &mut __W) {
             #enc
         }
     }
@@ -409,7 +477,9 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
                 const MIN_SIZE: usize = #min;
                 const EXACT_SIZE: bool = #exact;
 
-                #[inline]
+                // Always inlined, as encode is: a decode that stays a call
+                // passes its result through memory.
+                #[inline(always)]
                 fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
                     match #read_tag {
                         #(#arms)*
@@ -506,7 +576,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 <Self as ::zao::Decode<'__de>>::decode_with_limits(__bytes, ::zao::DecodeLimits::DEFAULT)
             }
 
-            #[inline]
+            #[inline(always)]
             fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
                 // The derive only compiles for a zerocopy-blittable type.
                 fn __zao_assert_blittable<T: ::zao::__private::zerocopy::IntoBytes
@@ -521,7 +591,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 }
             }
 
-            #[inline]
+            #[inline(always)]
             fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
                 *self = <Self as ::zao::Decode<'__de>>::decode_from(__r)?;
                 ::core::result::Result::Ok(())
@@ -536,6 +606,20 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                         ::zao::Decode::decode_in_place_from(__item, __r)?;
                     }
                     ::core::result::Result::Ok(())
+                }
+            }
+
+            #[inline]
+            fn decode_vec(
+                __count: usize,
+                __r: &mut ::zao::Reader<'__de>,
+            ) -> ::core::result::Result<::std::vec::Vec<Self>, ::zao::DecodeError> {
+                if ::core::cfg!(target_endian = "little") {
+                    ::zao::__private::blit::decode_blit_vec_owned(__count, __r)
+                } else {
+                    let mut __vec = ::std::vec::Vec::new();
+                    <Self as ::zao::Decode<'__de>>::decode_vec_in_place(&mut __vec, __count, __r)?;
+                    ::core::result::Result::Ok(__vec)
                 }
             }
 
@@ -616,14 +700,16 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         const MIN_SIZE: usize = #min;
         const EXACT_SIZE: bool = #exact;
 
-        #[inline]
+        // Always inlined, as encode is: a decode that stays a call passes its
+        // result through memory.
+        #[inline(always)]
         fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
             #fast
             #prefix
             ::core::result::Result::Ok(Self #built)
         }
 
-        #[inline]
+        #[inline(always)]
         fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
             if <Self as ::zao::Decode<'__de>>::EXACT_SIZE {
                 // Nothing to reuse in plain data: take the one-check path.

@@ -3,9 +3,10 @@
 //! - The input as raw bytes: `Hello::decode` and `HelloReply::decode` never
 //!   panic; a decoded value re-encodes to the input, and a decoded `Hello`
 //!   goes through `check_hello` against `zao_messages::protocol()`.
-//! - The input as choices: a `Hello` near a valid one (magic, version, hash
-//!   and the registrations each kept or changed), which round-trips and is
-//!   accepted exactly when its magic, version and protocol all match.
+//! - The input as choices: a `Hello` near a valid one (magic, version, hash,
+//!   declared channels and the registrations each kept or changed), which
+//!   round-trips and is accepted exactly when its magic, version and
+//!   protocol all match.
 
 #![no_main]
 // Our code only: `fuzz_target!` expands to a `#[no_mangle] extern "C"` entry
@@ -15,8 +16,8 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use zao::proto::{
-    Channel, Direction, Hello, HelloReply, PROTOCOL_MAGIC, Protocol, ProtocolEntry, RefuseReason,
-    check_hello, versions_compatible,
+    Channel, ChannelDef, ChannelKind, Direction, Hello, HelloReply, PROTOCOL_MAGIC, Protocol,
+    ProtocolEntry, RefuseReason, check_hello, versions_compatible,
 };
 use zao::{Decode, Encode};
 
@@ -87,9 +88,25 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
             messages.swap(0, len - 1);
         }
     }
+    // The declared channels (none in the reference protocol): kept, or one
+    // more of any kind, name and priority.
+    let mut channels = declared(protocol);
+    if u.ratio(1, 4)? {
+        channels.push(ChannelDef {
+            name: u.arbitrary()?,
+            kind: *u.choose(&[
+                ChannelKind::ReliableOrdered,
+                ChannelKind::ReliableUnordered,
+                ChannelKind::Unreliable,
+                ChannelKind::Sequenced,
+                ChannelKind::Snapshot,
+            ])?,
+            priority: u.arbitrary()?,
+        });
+    }
     let protocol_hash = match u.int_in_range(0..=2)? {
         0 => protocol.hash(),
-        1 => Protocol::from_entries(messages.clone()).hash(),
+        1 => theirs(&channels, &messages).hash(),
         _ => u.arbitrary()?,
     };
     let hello = Hello {
@@ -97,6 +114,7 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
         version,
         protocol_hash,
         messages,
+        channels,
         token: u.arbitrary()?,
     };
     let bytes = hello.to_vec();
@@ -117,7 +135,7 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
 /// `check_hello` accepts exactly a hello with the magic, a compatible
 /// version and the server's protocol, and names a protocol difference.
 fn check(hello: &Hello, protocol: &Protocol) {
-    let theirs = Protocol::from_entries(hello.messages.clone());
+    let theirs = theirs(&hello.channels, &hello.messages);
     let matches = hello.magic == PROTOCOL_MAGIC
         && versions_compatible(&hello.version, SERVER_VERSION)
         && hello.protocol_hash == protocol.hash()
@@ -131,6 +149,24 @@ fn check(hello: &Hello, protocol: &Protocol) {
             let _ = reason.to_string();
         }
     }
+}
+
+/// The channels `protocol` declares beyond the defaults (as a hello
+/// carries them).
+fn declared(protocol: &Protocol) -> Vec<ChannelDef> {
+    protocol
+        .channels()
+        .get(Protocol::DEFAULT_CHANNELS..)
+        .unwrap_or_default()
+        .to_vec()
+}
+
+/// The protocol a hello describes: the default channels, its declared
+/// ones, its registrations.
+fn theirs(declared: &[ChannelDef], messages: &[ProtocolEntry]) -> Protocol {
+    let mut channels = Protocol::new().channels().to_vec();
+    channels.extend_from_slice(declared);
+    Protocol::from_parts(channels, messages.to_vec())
 }
 
 fn channel(u: &mut Unstructured<'_>) -> arbitrary::Result<Channel> {

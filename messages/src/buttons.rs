@@ -2,7 +2,7 @@
 //! primitives, that refuses bits no button uses.
 
 use zao::wire::schema::{FlagsShape, Scalar, Shape};
-use zao::{Decode, DecodeError, Encode, Reader, Schema, Writer};
+use zao::{Decode, DecodeError, Encode, Reader, Schema, Sink};
 
 /// Buttons held during one input tick, as bit flags. Two bytes on the wire;
 /// a decoder refuses bits outside [`Buttons::ALL`].
@@ -67,7 +67,7 @@ impl Encode for Buttons {
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_u16_le(self.0);
     }
 }

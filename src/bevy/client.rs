@@ -1,103 +1,43 @@
-//! The client side: the plugin, the [`ZaoClient`] resource, and the systems
-//! that poll and flush it.
+//! The client side: the [`ZaoClient`] resource and the systems that poll
+//! and flush it.
 
-use std::net::SocketAddr;
-
-use bevy_app::{App, Plugin};
 use bevy_ecs::prelude::*;
+use bevy_state::state::NextState;
 
-use crate::quic::{
-    CertHash, Client, ClientConfig, ClientEvent, ClientId, ConditionerConfig, ConnectionStats,
-    DisconnectReason, Limits, ServerTrust,
-};
+use crate::proto::{ClientCore, ClientEvent, ClientId, ConnectionStats, DisconnectReason};
 
-use super::messages::{Connected, Disconnected};
-use super::protocol::{ZaoProtocol, init};
+use super::messages::{Connected, Disconnected, NetworkMessage, ZaoSendError};
+use super::protocol::ZaoProtocol;
+use super::state::{ClientEdges, ZaoClientState};
 
-/// Connects to a zao server when the app starts (in [`Plugin::finish`],
-/// after every registration) and inserts the [`ZaoClient`] resource.
-/// Register the same messages as the server with
-/// [`AppZaoExt`](super::AppZaoExt), write `ToServer<T>`, read
-/// `FromServer<T>`; the outcome of connecting arrives as [`Connected`] or
-/// [`Disconnected`].
-///
-/// If you drive the app with `App::update` rather than `App::run`, call
-/// `App::finish` and `App::cleanup` first, as `App::run` does.
-#[derive(Clone, Debug)]
-pub struct ZaoClientPlugin {
-    /// The server's address. Default `127.0.0.1:4433`.
-    pub server: SocketAddr,
-    /// The name the server's certificate is for (`"localhost"`, the
-    /// default, for a development certificate).
-    pub server_name: String,
-    /// How to trust the server: the pinned SHA-256 of its certificate, or CA
-    /// roots. The default pins nothing, so it trusts no server: set it, e.g.
-    /// with [`pinned`](Self::pinned).
-    pub trust: ServerTrust,
-    /// A token for the server's auth callback.
-    pub token: Option<Vec<u8>>,
-    /// Resource limits (the client uses the per-connection ones).
-    pub limits: Limits,
-    /// Simulated link conditions on outgoing packets (tests, demos).
-    pub conditioner: Option<ConditionerConfig>,
+/// What carries the client's connection.
+pub(crate) enum ClientTransport {
+    /// Real QUIC over UDP.
+    Quic(crate::quic::Client),
+    /// The simulated network ([`testing`](super::testing)).
+    #[cfg(feature = "sim")]
+    Sim(crate::sim::SimClient),
+    /// In memory, to the server of this same App (a listen server).
+    Local(ClientCore),
 }
 
-impl Default for ZaoClientPlugin {
-    fn default() -> Self {
-        Self {
-            server: (std::net::Ipv4Addr::LOCALHOST, 4433).into(),
-            server_name: "localhost".to_owned(),
-            trust: ServerTrust::PinnedSha256(Vec::new()),
-            token: None,
-            limits: Limits::default(),
-            conditioner: None,
+impl ClientTransport {
+    fn core(&self) -> &ClientCore {
+        match self {
+            Self::Quic(c) => c,
+            #[cfg(feature = "sim")]
+            Self::Sim(c) => c,
+            Self::Local(c) => c,
         }
     }
-}
 
-impl ZaoClientPlugin {
-    /// A client of `server` that pins its certificate's SHA-256 (what
-    /// [`ZaoServer::certificate_hash`](super::ZaoServer::certificate_hash)
-    /// returns and the server example prints).
-    #[must_use]
-    pub fn pinned(server: SocketAddr, certificate: CertHash) -> Self {
-        Self {
-            server,
-            trust: ServerTrust::PinnedSha256(vec![certificate]),
-            ..Self::default()
+    fn core_mut(&mut self) -> &mut ClientCore {
+        match self {
+            Self::Quic(c) => c,
+            #[cfg(feature = "sim")]
+            Self::Sim(c) => c,
+            Self::Local(c) => c,
         }
-    }
-}
-
-impl Plugin for ZaoClientPlugin {
-    fn build(&self, app: &mut App) {
-        init(app);
-    }
-
-    /// Starts connecting with every registration made so far.
-    ///
-    /// # Panics
-    /// If the client cannot start (no local socket, a TLS setup rustls
-    /// refuses). A server that cannot be reached or refuses is not a panic:
-    /// it is a [`Disconnected`] message.
-    fn finish(&self, app: &mut App) {
-        let protocol = app.world_mut().resource_mut::<ZaoProtocol>().start();
-        let mut config = ClientConfig::new(
-            self.server,
-            self.server_name.clone(),
-            self.trust.clone(),
-            protocol,
-        );
-        config.token.clone_from(&self.token);
-        config.limits = self.limits.clone();
-        config.conditioner = self.conditioner;
-        let client = Client::connect(config)
-            .unwrap_or_else(|e| panic!("zao: the client could not start: {e}"));
-        app.insert_resource(ZaoClient {
-            client,
-            state: ConnectionState::Connecting,
-            inbox: Vec::new(),
-        });
     }
 }
 
@@ -112,17 +52,42 @@ pub enum ConnectionState {
     Disconnected(DisconnectReason),
 }
 
-/// The client's connection: its state and stats, and leaving. Messages go
-/// through `ToServer<T>` and `FromServer<T>`, not through this.
-#[derive(Resource, Debug)]
+/// The client's connection: its state and stats, sending with a result,
+/// and leaving. Exists from a [`connect_zao`](super::ZaoCommandsExt::connect_zao)
+/// until the next one or a [`disconnect_zao`](super::ZaoCommandsExt::disconnect_zao);
+/// after the connection ends it stays, in `ConnectionState::Disconnected`,
+/// with the reason.
+#[derive(Resource)]
 pub struct ZaoClient {
-    client: Client,
+    transport: ClientTransport,
     state: ConnectionState,
     /// Reused between updates: the events of one poll.
     inbox: Vec<ClientEvent>,
 }
 
+impl core::fmt::Debug for ZaoClient {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ZaoClient")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ZaoClient {
+    pub(crate) fn new(transport: ClientTransport) -> Self {
+        Self {
+            transport,
+            state: ConnectionState::Connecting,
+            inbox: Vec::new(),
+        }
+    }
+
+    /// Whether the connection is in memory, to this App's own server.
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        matches!(self.transport, ClientTransport::Local(_))
+    }
+
     /// Where the connection stands, as of this update's
     /// [`ZaoSet::Receive`](super::ZaoSet::Receive).
     #[must_use]
@@ -148,29 +113,75 @@ impl ZaoClient {
     /// Connection statistics (RTT, loss, bytes, messages), once connected.
     #[must_use]
     pub fn stats(&self) -> Option<ConnectionStats> {
-        self.client.stats()
+        self.transport.core().stats()
     }
 
     /// Leaves the server with a reason it will see in its
     /// `ClientDisconnected`; a [`Disconnected`] follows here.
     pub fn disconnect(&mut self, reason: &str) {
-        self.client.disconnect(reason);
+        self.transport.core_mut().disconnect(reason);
     }
 
-    pub(crate) fn transport_mut(&mut self) -> &mut Client {
-        &mut self.client
+    /// Encodes `message` into the transport on its registered channel.
+    ///
+    /// # Errors
+    /// [`ZaoSendError::NotRegistered`] if this side may not send `T`,
+    /// [`ZaoSendError::NotRunning`] before the server accepted us or after
+    /// the connection ended, [`ZaoSendError::Transport`] for the rest.
+    pub fn send<T: NetworkMessage>(
+        &mut self,
+        protocol: &ZaoProtocol,
+        message: &T,
+    ) -> Result<(), ZaoSendError> {
+        let channel = protocol
+            .channel_of(T::ID)
+            .ok_or(ZaoSendError::NotRegistered)?;
+        if !self.is_connected() {
+            return Err(ZaoSendError::NotRunning);
+        }
+        if tracing::enabled!(target: "zao::traffic", tracing::Level::TRACE) {
+            let bytes =
+                crate::proto::Outgoing::encode(message, &mut bytes::BytesMut::new()).message();
+            tracing::trace!(target: "zao::traffic", "client → server: {}", protocol.readable(&bytes));
+        }
+        self.transport
+            .core_mut()
+            .send(channel, message)
+            .map_err(ZaoSendError::from)
+    }
+
+    /// The simulated network's node of the connection, if it is on one.
+    #[cfg(feature = "sim")]
+    pub(crate) fn sim_node(&self) -> Option<crate::sim::NodeId> {
+        match &self.transport {
+            ClientTransport::Sim(c) => Some(c.node()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn shutdown(self) {
+        match self.transport {
+            ClientTransport::Quic(c) => c.shutdown(),
+            #[cfg(feature = "sim")]
+            ClientTransport::Sim(mut c) => c.disconnect("client shut down"),
+            ClientTransport::Local(mut c) => c.disconnect("client shut down"),
+        }
     }
 }
 
-/// Polls the client: connection events and every message, decoded by id
-/// into its `FromServer<T>`.
+/// Polls the client: connection events (with the state and run-condition
+/// edges) and every message, decoded by id into its `FromServer<T>`.
 pub(crate) fn receive(world: &mut World) {
+    if let Some(mut edges) = world.get_resource_mut::<ClientEdges>() {
+        *edges = ClientEdges::default();
+    }
     let Some(mut zao) = world.get_resource_mut::<ZaoClient>() else {
         return;
     };
     let zao = &mut *zao;
     let mut inbox = core::mem::take(&mut zao.inbox);
-    inbox.extend(core::iter::from_fn(|| zao.client.poll_event()));
+    let core = zao.transport.core_mut();
+    inbox.extend(core::iter::from_fn(|| core.poll_event()));
     for event in &inbox {
         match event {
             ClientEvent::Connected { client } => zao.state = ConnectionState::Connected(*client),
@@ -183,19 +194,37 @@ pub(crate) fn receive(world: &mut World) {
     for event in inbox.drain(..) {
         match event {
             ClientEvent::Connected { client } => {
+                set_state(world, ZaoClientState::Connected);
+                if let Some(mut edges) = world.get_resource_mut::<ClientEdges>() {
+                    edges.connected = true;
+                }
                 world.write_message(Connected { client });
             }
             ClientEvent::Disconnected { reason } => {
+                set_state(world, ZaoClientState::Disconnected);
+                if let Some(mut edges) = world.get_resource_mut::<ClientEdges>() {
+                    edges.disconnected = true;
+                }
                 world.write_message(Disconnected { reason });
             }
             ClientEvent::Message { message, .. } => {
                 let id = message.id();
-                let decode = world
-                    .get_resource::<ZaoProtocol>()
-                    .and_then(|p| p.client_decoder(id));
-                match decode.map(|decode| decode(world, &message)) {
-                    Some(Ok(())) => {}
-                    Some(Err(e)) => tracing::debug!(id, "bad message from the server: {e}"),
+                let Some(protocol) = world.get_resource::<ZaoProtocol>() else {
+                    continue;
+                };
+                if tracing::enabled!(target: "zao::traffic", tracing::Level::TRACE) {
+                    tracing::trace!(
+                        target: "zao::traffic",
+                        "server → client: {}",
+                        protocol.readable(message.message())
+                    );
+                }
+                match protocol.client_decoder(id) {
+                    Some(decode) => {
+                        if let Err(e) = decode(world, &message) {
+                            tracing::debug!(id, "bad message from the server: {e}");
+                        }
+                    }
                     None => tracing::debug!(id, "no receiver for message"),
                 }
             }
@@ -206,9 +235,15 @@ pub(crate) fn receive(world: &mut World) {
     }
 }
 
+pub(crate) fn set_state(world: &mut World, state: ZaoClientState) {
+    if let Some(mut next) = world.get_resource_mut::<NextState<ZaoClientState>>() {
+        next.set(state);
+    }
+}
+
 /// Sends the unreliable messages packed this update.
 pub(crate) fn flush(client: Option<Res<ZaoClient>>) {
     if let Some(client) = client {
-        client.client.flush();
+        client.transport.core().flush();
     }
 }

@@ -1,13 +1,16 @@
 //! The Bevy messages the plugin reads and writes: zao messages wrapped with
-//! who sent them or whom they go to, and connection events.
+//! who sent them or whom they go to, connection and lifecycle events, and
+//! send failures.
 
+use core::fmt;
 use std::net::SocketAddr;
 
+use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
 
 use crate::Decode;
-use crate::proto::RefuseReason;
-use crate::quic::{ClientId, DisconnectReason, Target};
+use crate::proto::{Identity, RefuseReason, SendError};
+use crate::quic::{ClientId, DisconnectReason, StartError};
 
 /// A zao message the plugin can carry: it decodes from any bytes into an
 /// owned value (no borrowed `&str` fields) and can live in a Bevy `World`.
@@ -23,12 +26,15 @@ impl<T> NetworkMessage for T where T: crate::Message + for<'de> Decode<'de> + Se
 pub struct FromClient<T> {
     /// Who sent it.
     pub client: ClientId,
+    /// The client's entity (with its [`ConnectedClient`](super::ConnectedClient)).
+    pub entity: Entity,
     /// The message.
     pub message: T,
 }
 
-/// Whom a server's message goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Whom a server's message goes to. Whatever the target, the message is
+/// encoded once and its bytes shared by every recipient.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SendTarget {
     /// Every connected client.
     All,
@@ -36,24 +42,23 @@ pub enum SendTarget {
     One(ClientId),
     /// Every client but one (the one whose action is being echoed).
     AllExcept(ClientId),
+    /// These clients (ones not connected are skipped).
+    List(Vec<ClientId>),
+    /// The members of a room ([`ZaoServer::join`](super::ZaoServer::join)).
+    Room(String),
 }
 
-impl SendTarget {
-    /// The transport's target.
-    #[must_use]
-    pub fn target(self) -> Target<'static> {
-        match self {
-            Self::All => Target::All,
-            Self::One(client) => Target::One(client),
-            Self::AllExcept(client) => Target::AllExcept(client),
-        }
+impl From<ClientId> for SendTarget {
+    fn from(client: ClientId) -> Self {
+        Self::One(client)
     }
 }
 
 /// A message for the server to send, written with
 /// `MessageWriter<ToClients<T>>`. Sent in [`ZaoSet::Send`](super::ZaoSet::Send)
-/// of the same update; a broadcast is encoded once and its bytes shared by
-/// every client.
+/// of the same update; a failure is a [`SendFailed`] message. To send
+/// without a copy and see the result at once, use
+/// [`ZaoSender`](super::ZaoSender).
 #[derive(Message, Clone, Debug, PartialEq)]
 pub struct ToClients<T> {
     /// Whom it goes to.
@@ -63,7 +68,8 @@ pub struct ToClients<T> {
 }
 
 /// A message for a client to send to the server, written with
-/// `MessageWriter<ToServer<T>>`. Written while not connected, it is dropped.
+/// `MessageWriter<ToServer<T>>`. Written while not connected, it fails
+/// with a [`SendFailed`] message.
 #[derive(Message, Clone, Debug, PartialEq)]
 pub struct ToServer<T>(pub T);
 
@@ -73,20 +79,29 @@ pub struct ToServer<T>(pub T);
 #[derive(Message, Clone, Debug, PartialEq)]
 pub struct FromServer<T>(pub T);
 
-/// Server: a client completed the handshake.
+/// Server: a client completed the handshake. Its entity exists from now
+/// until the update after its [`ClientDisconnected`].
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct ClientConnected {
     /// Its id.
     pub client: ClientId,
+    /// Its entity, with a [`ConnectedClient`](super::ConnectedClient).
+    pub entity: Entity,
     /// Its address.
     pub addr: SocketAddr,
+    /// What the auth callback returned for it, if anything.
+    pub identity: Option<Identity>,
 }
 
-/// Server: a client left, timed out, was kicked or dropped.
+/// Server: a client left, timed out, was kicked or dropped. Its entity is
+/// despawned at the end of this update (after `Update`), so systems can
+/// still read its components now.
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct ClientDisconnected {
     /// Its id.
     pub client: ClientId,
+    /// Its entity.
+    pub entity: Entity,
     /// Why; a client that left says so in `DisconnectReason::Closed`.
     pub reason: DisconnectReason,
 }
@@ -101,6 +116,29 @@ pub struct ClientRefused {
     pub reason: RefuseReason,
 }
 
+/// Server: the server could not start (the address in use, a bad
+/// certificate, invalid limits); the state goes back to
+/// [`ZaoServerState::Stopped`](super::ZaoServerState::Stopped).
+#[derive(Message, Debug)]
+pub struct ServerStartFailed {
+    /// Why.
+    pub error: StartError,
+}
+
+/// Server: the server is serving, at this address.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct ServerStarted {
+    /// The address it listens on (the real port when bound to port 0);
+    /// `None` on a backend without sockets (the simulated network, a
+    /// local-only server).
+    pub addr: Option<SocketAddr>,
+}
+
+/// Server: the server stopped ([`ZaoCommandsExt::stop_zao_server`](super::ZaoCommandsExt::stop_zao_server));
+/// every client had its [`ClientDisconnected`] first.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct ServerStopped;
+
 /// Client: the server accepted us.
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct Connected {
@@ -108,11 +146,62 @@ pub struct Connected {
     pub client: ClientId,
 }
 
-/// Client: the connection ended or could not start. A refusal is
-/// `DisconnectReason::Refused`, naming the first differing message when the
-/// protocols differ.
+/// Client: the connection ended or could not be made. A refusal is
+/// `DisconnectReason::Refused`, naming the first difference when the
+/// protocols differ; an unreachable server is `TimedOut` or
+/// `HandshakeTimedOut`.
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct Disconnected {
     /// Why.
     pub reason: DisconnectReason,
+}
+
+/// Client: connecting could not even begin (no local socket, a TLS setup
+/// rustls refuses, invalid limits).
+#[derive(Message, Debug)]
+pub struct ConnectFailed {
+    /// Why.
+    pub error: StartError,
+}
+
+/// Either side: a message written as `ToClients<T>` / `ToServer<T>` was not
+/// sent.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct SendFailed {
+    /// The message type's name.
+    pub message: &'static str,
+    /// Why.
+    pub error: ZaoSendError,
+}
+
+/// Why a message was not sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ZaoSendError {
+    /// No server is running (server side) or no connection is open
+    /// (client side).
+    NotRunning,
+    /// The type is not registered with `add_zao_message` for this side.
+    NotRegistered,
+    /// The transport refused it (a full backlog, too large, a client not
+    /// connected).
+    Transport(SendError),
+}
+
+impl fmt::Display for ZaoSendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotRunning => f.write_str("not running or not connected"),
+            Self::NotRegistered => f.write_str("not registered for this side"),
+            Self::Transport(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ZaoSendError {}
+
+impl From<SendError> for ZaoSendError {
+    fn from(e: SendError) -> Self {
+        Self::Transport(e)
+    }
 }

@@ -1,12 +1,30 @@
 //! The Bevy 0.20 plugin: zao messages as Bevy messages over the QUIC
-//! transport, headless (bevy_app, bevy_ecs and bevy_time only).
+//! transport, headless (bevy_app, bevy_ecs, bevy_state and bevy_time only).
 //!
-//! Both sides register the same types with [`AppZaoExt`]; the server adds
-//! [`ZaoServerPlugin`] and reads [`FromClient`] / writes [`ToClients`], a
-//! client adds [`ZaoClientPlugin`] and writes [`ToServer`] / reads
-//! [`FromServer`]. Received messages are written in `PreUpdate`
-//! ([`ZaoSet::Receive`]); messages to send are read in `PostUpdate`
-//! ([`ZaoSet::Send`]), sent, and flushed. The crate docs' "Bevy quick start"
+//! - **Registration**: both sides declare the same channels and register
+//!   the same types with [`AppZaoExt`].
+//! - **Lifecycle**: [`ZaoServerPlugin`] and [`ZaoClientPlugin`] set things
+//!   up; a server starts and stops, a client connects, leaves and
+//!   reconnects from any system with [`ZaoCommandsExt`]; failures are
+//!   messages ([`ServerStartFailed`], [`ConnectFailed`], [`Disconnected`]).
+//! - **States**: [`ZaoServerState`], [`ZaoClientState`], and the run
+//!   conditions [`server_running`], [`client_connected`],
+//!   [`client_just_connected`], [`client_just_disconnected`].
+//! - **Clients as entities**: each connected client is an entity with
+//!   [`ConnectedClient`] and [`ClientStats`]; despawning it kicks the
+//!   client; [`FromClient`] names it.
+//! - **Sending**: `ToClients<T>` / `ToServer<T>` messages (failures come
+//!   back as [`SendFailed`]), or [`ZaoSender`] / [`ZaoClientSender`] with a
+//!   `Result` and no copy; targets include lists and rooms
+//!   ([`ZaoServer::join`]).
+//! - **Listen server**: [`ZaoCommandsExt::connect_zao_local`] gives the
+//!   server App its own in-memory client.
+//! - **Tests**: [`testing`] steps Apps over the simulated network.
+//!
+//! Received messages are written in `PreUpdate` ([`ZaoSet::Receive`]);
+//! messages to send are read in `PostUpdate` ([`ZaoSet::Send`]), sent, and
+//! flushed. With `RUST_LOG=zao::traffic=trace`, every message sent and
+//! received is logged as readable text. The crate docs' "Bevy" section
 //! shows a whole app.
 
 // System parameters (`Res<T>`, `MessageReader<M>`) carry lifetimes that Bevy
@@ -14,21 +32,34 @@
 #![allow(elided_lifetimes_in_paths)]
 
 mod client;
+mod lifecycle;
 mod messages;
+mod plugin;
 mod protocol;
+mod sender;
 mod server;
 mod set;
+mod state;
+#[cfg(feature = "sim")]
 pub mod testing;
 
-pub use client::{ConnectionState, ZaoClient, ZaoClientPlugin};
+pub use client::{ConnectionState, ZaoClient};
+pub use lifecycle::{ZaoClientSettings, ZaoCommandsExt, ZaoServerSettings};
 pub use messages::{
-    ClientConnected, ClientDisconnected, ClientRefused, Connected, Disconnected, FromClient,
-    FromServer, NetworkMessage, SendTarget, ToClients, ToServer,
+    ClientConnected, ClientDisconnected, ClientRefused, ConnectFailed, Connected, Disconnected,
+    FromClient, FromServer, NetworkMessage, SendFailed, SendTarget, ServerStartFailed,
+    ServerStarted, ServerStopped, ToClients, ToServer, ZaoSendError,
 };
-pub use protocol::{AppZaoExt, ZaoProtocol};
-pub use server::{ZaoServer, ZaoServerPlugin};
+pub use plugin::{ZaoClientPlugin, ZaoServerPlugin};
+pub use protocol::{AppZaoExt, ChannelName, ZaoProtocol};
+pub use sender::{ZaoClientSender, ZaoSender};
+pub use server::{ClientStats, ConnectedClient, ZaoServer};
 pub use set::ZaoSet;
+pub use state::{
+    ClientEdges, ZaoClientState, ZaoServerState, client_connected, client_just_connected,
+    client_just_disconnected, server_running,
+};
 
 /// What the messages and resources carry, re-exported for one `use`.
-pub use crate::proto::{Channel, Direction, RefuseReason};
-pub use crate::quic::{ClientId, DisconnectReason};
+pub use crate::proto::{Channel, ChannelKind, Direction, Identity, RefuseReason};
+pub use crate::quic::{ClientId, DisconnectReason, StartError};

@@ -1,26 +1,29 @@
 //! The shared registration: server and client call the same
-//! `add_zao_message`/`add_zao_snapshot` lines, which build the protocol both
-//! sides compare at connect time, the Bevy messages, and the systems that
-//! move each type.
+//! `add_zao_channel` / `add_zao_message` / `add_zao_snapshot` lines, which
+//! build the protocol both sides compare at connect time, the Bevy
+//! messages, and the systems that move each type.
 
 use std::collections::HashMap;
 
-use bevy_app::{App, PostUpdate, PreUpdate};
+use bevy_app::{App, PostUpdate};
 use bevy_ecs::prelude::*;
 
 use crate::DecodeError;
-use crate::proto::{Channel, ClientId, Direction, Protocol, Received, SendError, Snapshot};
+use crate::proto::{
+    Channel, ChannelKind, ClientId, Direction, Protocol, Received, SendError, Snapshot,
+};
 
 use super::messages::{
-    ClientConnected, ClientDisconnected, ClientRefused, Connected, Disconnected, FromClient,
-    FromServer, NetworkMessage, ToClients, ToServer,
+    FromClient, FromServer, NetworkMessage, SendFailed, ToClients, ToServer, ZaoSendError,
 };
-use super::set::{SendStep, ZaoSet};
-use super::{ZaoClient, ZaoServer, client, server};
+use super::plugin::init;
+use super::set::SendStep;
+use super::{ZaoClient, ZaoServer};
 
 /// Decodes a received message from a client and writes it as a
 /// `FromClient<T>`: one per registered type, found by id.
-pub(crate) type ServerDecode = fn(&mut World, ClientId, &Received) -> Result<(), DecodeError>;
+pub(crate) type ServerDecode =
+    fn(&mut World, ClientId, Entity, &Received) -> Result<(), DecodeError>;
 /// Decodes a received message from the server and writes it as a `FromServer<T>`.
 pub(crate) type ClientDecode = fn(&mut World, &Received) -> Result<(), DecodeError>;
 
@@ -33,14 +36,17 @@ struct Decoders {
     client: Option<ClientDecode>,
 }
 
-/// The message types this app exchanges, built by [`AppZaoExt`]: the
-/// [`Protocol`] the transport compares at connect time and how to decode
-/// each id into its Bevy message.
+/// The channels and message types this app exchanges, built by
+/// [`AppZaoExt`]: the [`Protocol`] the transport compares at connect time
+/// and how to decode each id into its Bevy message.
 #[derive(Resource, Default)]
 pub struct ZaoProtocol {
     protocol: Protocol,
     decoders: HashMap<u32, Decoders>,
     started: bool,
+    /// Renders messages for trace-level logs.
+    #[cfg(feature = "inspect")]
+    inspector: Option<crate::inspect::Inspector>,
 }
 
 impl core::fmt::Debug for ZaoProtocol {
@@ -68,51 +74,139 @@ impl ZaoProtocol {
         self.decoders.get(&id).and_then(|d| d.client)
     }
 
-    pub(crate) fn channel(&self, id: u32) -> Option<Channel> {
+    /// The channel message `id` is registered on.
+    #[must_use]
+    pub fn channel_of(&self, id: u32) -> Option<Channel> {
         self.protocol.get(id).map(|e| e.channel)
     }
 
-    /// The protocol a transport starts with; registering after this is a
+    /// The protocol a transport starts with. Registering after this is a
     /// programming error (the peer would compare against a stale list).
     pub(crate) fn start(&mut self) -> Protocol {
-        self.started = true;
+        if !self.started {
+            self.started = true;
+            #[cfg(feature = "inspect")]
+            {
+                self.inspector = Some(crate::inspect::Inspector::from_protocol(&self.protocol));
+            }
+        }
         self.protocol.clone()
+    }
+
+    /// `message` as readable text, for a trace-level log line.
+    #[cfg(feature = "inspect")]
+    pub(crate) fn readable(&self, message: &[u8]) -> String {
+        match &self.inspector {
+            Some(inspector) => inspector
+                .to_text(message)
+                .unwrap_or_else(|e| format!("<{} bytes: {e}>", message.len())),
+            None => format!("<{} bytes>", message.len()),
+        }
+    }
+
+    /// `message` as readable text, for a trace-level log line.
+    #[cfg(not(feature = "inspect"))]
+    #[allow(clippy::unused_self)]
+    pub(crate) fn readable(&self, message: &[u8]) -> String {
+        format!("<{} bytes>", message.len())
     }
 }
 
-/// Registers zao message types on an [`App`]. Server and client call the
-/// same lines, in any order; a client whose registrations differ is refused
-/// with the first differing message named ([`ClientRefused`] on the server,
-/// [`Disconnected`] with `DisconnectReason::Refused` on the client).
+/// A channel named in a registration: one of the defaults
+/// ([`Channel::RELIABLE`], [`Channel::UNRELIABLE`]) or the name given to
+/// [`AppZaoExt::add_zao_channel`].
+pub trait ChannelName {
+    /// The channel in `protocol`, if it declares it.
+    fn resolve(&self, protocol: &Protocol) -> Option<Channel>;
+}
+
+impl ChannelName for Channel {
+    fn resolve(&self, protocol: &Protocol) -> Option<Channel> {
+        protocol.channel(*self).map(|_| *self)
+    }
+}
+
+impl ChannelName for &str {
+    fn resolve(&self, protocol: &Protocol) -> Option<Channel> {
+        protocol.channel_named(self)
+    }
+}
+
+/// Registers channels and message types on an [`App`]. Server and client
+/// call the same lines in the same order; a client whose registrations
+/// differ is refused with the first difference named
+/// ([`ClientRefused`](super::ClientRefused) on the server,
+/// [`Disconnected`](super::Disconnected) with `DisconnectReason::Refused`
+/// on the client).
 ///
-/// Register before the app starts (before `App::run`, or `App::finish` when
-/// you drive `App::update` yourself): that is when the transport starts
-/// with the protocol.
+/// Register before the transport starts (before the first
+/// [`start_zao_server`](super::ZaoCommandsExt::start_zao_server) or
+/// [`connect_zao`](super::ZaoCommandsExt::connect_zao) is applied).
+///
+/// ```
+/// use bevy_app::App;
+/// use zao::bevy::{AppZaoExt, ChannelKind, Direction, ZaoClientPlugin};
+/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[zao(id = 7)]
+/// # struct Chat { text: String }
+/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[zao(id = 8)]
+/// # struct MapChunk { bytes: Vec<u8> }
+///
+/// let mut app = App::new();
+/// app.add_plugins(ZaoClientPlugin::default())
+///     // Chat on a stream of its own, first when the link is congested.
+///     .add_zao_channel_with_priority("chat", ChannelKind::ReliableOrdered, 10)
+///     .add_zao_channel("map", ChannelKind::ReliableOrdered)
+///     .add_zao_message::<Chat>("chat", Direction::Both)
+///     .add_zao_message::<MapChunk>("map", Direction::ServerToClient);
+/// ```
 pub trait AppZaoExt {
-    /// Registers `T` on `channel` ([`Channel::RELIABLE`] or
-    /// [`Channel::UNRELIABLE`]), sent in `direction`. The receiving side
-    /// reads `FromClient<T>` / `FromServer<T>`; the sending side writes
-    /// `ToClients<T>` / `ToServer<T>`. Only the messages the direction allows
-    /// exist: a system that asks for `MessageWriter<ToServer<T>>` of a
-    /// server-to-client `T` fails when the app starts.
+    /// Declares a channel named `name` of `kind`, priority 0.
     ///
     /// # Panics
-    /// If `channel` is [`Channel::SNAPSHOT`] (use
+    /// If the name is taken, or the transport has started.
+    fn add_zao_channel(&mut self, name: &str, kind: ChannelKind) -> &mut Self;
+
+    /// Declares a channel with a priority: when the link is congested, a
+    /// channel of higher priority sends first.
+    ///
+    /// # Panics
+    /// As [`add_zao_channel`](Self::add_zao_channel).
+    fn add_zao_channel_with_priority(
+        &mut self,
+        name: &str,
+        kind: ChannelKind,
+        priority: i32,
+    ) -> &mut Self;
+
+    /// Registers `T` on `channel` (a [`Channel`] or a declared channel's
+    /// name), sent in `direction`. The receiving side reads
+    /// `FromClient<T>` / `FromServer<T>`; the sending side writes
+    /// `ToClients<T>` / `ToServer<T>` or sends with
+    /// [`ZaoSender`](super::ZaoSender) / [`ZaoClientSender`](super::ZaoClientSender).
+    /// Only the messages the direction allows exist: a system that asks for
+    /// `MessageWriter<ToServer<T>>` of a server-to-client `T` fails when
+    /// the app starts.
+    ///
+    /// # Panics
+    /// If the channel is not declared or is a snapshot channel (use
     /// [`add_zao_snapshot`](Self::add_zao_snapshot)), if another type has
-    /// `T`'s id, or if the app has already started its transport.
+    /// `T`'s id, or if the transport has started.
     fn add_zao_message<T: NetworkMessage>(
         &mut self,
-        channel: Channel,
+        channel: impl ChannelName,
         direction: Direction,
     ) -> &mut Self;
 
     /// Registers snapshot type `T` on [`Channel::SNAPSHOT`], server to
     /// clients (the only direction the transport sends snapshots). The
-    /// server writes `ToClients<T>` like any message; each is split into
-    /// datagram-sized chunks with [`Server::send_snapshot`](crate::quic::Server::send_snapshot),
-    /// every chunk encoded once for all targets. Clients read one
-    /// `FromServer<T>` per chunk, each a whole `T` holding some of the items;
-    /// an older snapshot arriving after a newer one is dropped.
+    /// server writes `ToClients<T>` or calls
+    /// [`ZaoSender::send_snapshot`](super::ZaoSender::send_snapshot); each
+    /// is split into datagram-sized chunks, every chunk encoded once for
+    /// all targets. Clients read one `FromServer<T>` per chunk, each a
+    /// whole `T` holding some of the items; an older snapshot arriving
+    /// after a newer one is dropped.
     ///
     /// # Panics
     /// As [`add_zao_message`](Self::add_zao_message).
@@ -120,14 +214,39 @@ pub trait AppZaoExt {
 }
 
 impl AppZaoExt for App {
+    fn add_zao_channel(&mut self, name: &str, kind: ChannelKind) -> &mut Self {
+        self.add_zao_channel_with_priority(name, kind, 0)
+    }
+
+    fn add_zao_channel_with_priority(
+        &mut self,
+        name: &str,
+        kind: ChannelKind,
+        priority: i32,
+    ) -> &mut Self {
+        init(self);
+        let mut zao = self.world_mut().resource_mut::<ZaoProtocol>();
+        assert!(
+            !zao.started,
+            "zao: channel {name:?} was declared after the transport started"
+        );
+        zao.protocol.add_channel_with_priority(name, kind, priority);
+        self
+    }
+
     fn add_zao_message<T: NetworkMessage>(
         &mut self,
-        channel: Channel,
+        channel: impl ChannelName,
         direction: Direction,
     ) -> &mut Self {
+        init(self);
+        let zao = self.world().resource::<ZaoProtocol>();
+        let channel = channel
+            .resolve(&zao.protocol)
+            .unwrap_or_else(|| panic!("zao: {} names a channel not declared", T::NAME));
         assert!(
-            channel != Channel::SNAPSHOT,
-            "zao: {} is on Channel::SNAPSHOT: register it with add_zao_snapshot",
+            zao.protocol.channel(channel).map(|c| c.kind) != Some(ChannelKind::Snapshot),
+            "zao: {} is on a snapshot channel: register it with add_zao_snapshot",
             T::NAME
         );
         register::<T>(self, channel, direction);
@@ -141,48 +260,17 @@ impl AppZaoExt for App {
     }
 
     fn add_zao_snapshot<T: NetworkMessage + Snapshot>(&mut self) -> &mut Self {
+        init(self);
         register::<T>(self, Channel::SNAPSHOT, Direction::ServerToClient);
         self.add_systems(PostUpdate, send_snapshots::<T>.in_set(SendStep::Messages))
     }
 }
 
-/// Sets up what every zao app has, once: the protocol resource, the
-/// connection events, the receive systems and the flushes. Both sides' are
-/// added (each does nothing without its transport), so plugins and
-/// registrations may come in any order and one app may be a server and a
-/// client at once.
-pub(crate) fn init(app: &mut App) {
-    if app.world().contains_resource::<ZaoProtocol>() {
-        return;
-    }
-    app.init_resource::<ZaoProtocol>()
-        .add_message::<ClientConnected>()
-        .add_message::<ClientDisconnected>()
-        .add_message::<ClientRefused>()
-        .add_message::<Connected>()
-        .add_message::<Disconnected>()
-        .configure_sets(
-            PostUpdate,
-            (SendStep::Messages, SendStep::Flush)
-                .chain()
-                .in_set(ZaoSet::Send),
-        )
-        .add_systems(
-            PreUpdate,
-            (server::receive, client::receive).in_set(ZaoSet::Receive),
-        )
-        .add_systems(
-            PostUpdate,
-            (server::flush, client::flush).in_set(SendStep::Flush),
-        );
-}
-
 fn register<T: NetworkMessage>(app: &mut App, channel: Channel, direction: Direction) {
-    init(app);
     let mut zao = app.world_mut().resource_mut::<ZaoProtocol>();
     assert!(
         !zao.started,
-        "zao: {} was registered after the transport started: register messages before App::run/App::finish",
+        "zao: {} was registered after the transport started: register messages before starting",
         T::NAME
     );
     zao.protocol.add::<T>(channel, direction);
@@ -208,10 +296,15 @@ fn register<T: NetworkMessage>(app: &mut App, channel: Channel, direction: Direc
 fn decode_from_client<T: NetworkMessage>(
     world: &mut World,
     client: ClientId,
+    entity: Entity,
     received: &Received,
 ) -> Result<(), DecodeError> {
     let message = received.decode::<T>()?;
-    world.write_message(FromClient { client, message });
+    world.write_message(FromClient {
+        client,
+        entity,
+        message,
+    });
     Ok(())
 }
 
@@ -224,23 +317,21 @@ fn decode_from_server<T: NetworkMessage>(
     Ok(())
 }
 
-/// Sends this update's `ToClients<T>`. `Server::send` encodes each message
-/// once and shares its bytes between the targets.
+/// Sends this update's `ToClients<T>`; each failure becomes a
+/// [`SendFailed`].
 fn send_to_clients<T: NetworkMessage>(
     server: Option<ResMut<ZaoServer>>,
     protocol: Res<ZaoProtocol>,
     mut outbox: MessageReader<ToClients<T>>,
+    mut failed: MessageWriter<SendFailed>,
 ) {
-    let (Some(mut server), Some(channel)) = (server, protocol.channel(T::ID)) else {
-        outbox.clear();
+    let Some(mut server) = server else {
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
         return;
     };
     for ToClients { target, message } in outbox.read() {
-        if let Err(e) = server
-            .transport_mut()
-            .send(target.target(), channel, message)
-        {
-            log_send_error(T::NAME, &e);
+        if let Err(error) = server.send(&protocol, message, target) {
+            report(T::NAME, error, &mut failed);
         }
     }
 }
@@ -248,18 +339,17 @@ fn send_to_clients<T: NetworkMessage>(
 /// Sends this update's snapshots, chunked.
 fn send_snapshots<T: NetworkMessage + Snapshot>(
     server: Option<ResMut<ZaoServer>>,
+    protocol: Res<ZaoProtocol>,
     mut outbox: MessageReader<ToClients<T>>,
+    mut failed: MessageWriter<SendFailed>,
 ) {
     let Some(mut server) = server else {
-        outbox.clear();
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
         return;
     };
     for ToClients { target, message } in outbox.read() {
-        if let Err(e) = server
-            .transport_mut()
-            .send_snapshot(target.target(), message)
-        {
-            log_send_error(T::NAME, &e);
+        if let Err(error) = server.send_snapshot(&protocol, message, target) {
+            report(T::NAME, error, &mut failed);
         }
     }
 }
@@ -269,26 +359,38 @@ fn send_to_server<T: NetworkMessage>(
     client: Option<ResMut<ZaoClient>>,
     protocol: Res<ZaoProtocol>,
     mut outbox: MessageReader<ToServer<T>>,
+    mut failed: MessageWriter<SendFailed>,
 ) {
-    let (Some(mut client), Some(channel)) = (client, protocol.channel(T::ID)) else {
-        outbox.clear();
+    let Some(mut client) = client else {
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
         return;
     };
     for ToServer(message) in outbox.read() {
-        if let Err(e) = client.transport_mut().send(channel, message) {
-            log_send_error(T::NAME, &e);
+        if let Err(error) = client.send(&protocol, message) {
+            report(T::NAME, error, &mut failed);
         }
     }
 }
 
-/// A failed send is either routine (a slow client's full backlog, a peer
-/// not connected yet or any more: debug) or this side's mistake (too large,
-/// not registered: warn).
-fn log_send_error(name: &str, e: &SendError) {
-    match e {
-        SendError::QueueFull(_) | SendError::NotConnected(_) => {
-            tracing::debug!("zao: {name} not sent: {e}");
-        }
-        _ => tracing::warn!("zao: {name} not sent: {e}"),
+fn fail_all(count: usize, name: &'static str, failed: &mut MessageWriter<SendFailed>) {
+    for _ in 0..count {
+        report(name, ZaoSendError::NotRunning, failed);
     }
+}
+
+/// A failed send is a message for game code, and a log line: debug when
+/// routine (a slow client's full backlog, a peer not connected), warn when
+/// it is this side's mistake (too large, not registered).
+fn report(name: &'static str, error: ZaoSendError, failed: &mut MessageWriter<SendFailed>) {
+    match &error {
+        ZaoSendError::NotRunning
+        | ZaoSendError::Transport(SendError::QueueFull(_) | SendError::NotConnected(_)) => {
+            tracing::debug!("zao: {name} not sent: {error}");
+        }
+        _ => tracing::warn!("zao: {name} not sent: {error}"),
+    }
+    failed.write(SendFailed {
+        message: name,
+        error,
+    });
 }

@@ -5,6 +5,7 @@ use core::fmt;
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use super::Channel;
 use crate::DecodeError;
 use crate::wire::{MAX_VARINT_LEN, Reader};
 
@@ -14,6 +15,19 @@ pub fn frame_header(len: usize) -> ([u8; MAX_VARINT_LEN], usize) {
     let mut out = [0u8; MAX_VARINT_LEN];
     let mut w = crate::Writer::new(&mut out);
     w.put_len(len);
+    let n = w.position();
+    (out, n)
+}
+
+/// The header a reliable channel's unidirectional stream starts with
+/// (docs/WIRE.md §12.5): the channel as one varint (0 for
+/// [`Channel::RELIABLE`], the channel's index in the protocol's table),
+/// and its size. Frames follow it.
+#[must_use]
+pub fn stream_header(channel: Channel) -> ([u8; MAX_VARINT_LEN], usize) {
+    let mut out = [0u8; MAX_VARINT_LEN];
+    let mut w = crate::Writer::new(&mut out);
+    w.put_varint(u64::from(channel.0));
     let n = w.position();
     (out, n)
 }
@@ -176,6 +190,19 @@ mod tests {
             }
             assert_eq!(d.buffered(), 0);
         }
+    }
+
+    #[test]
+    fn a_reliable_stream_is_its_channel_header_then_frames() {
+        let (header, n) = stream_header(Channel::RELIABLE);
+        assert_eq!(&header[..n], [0x00]);
+        let mut d = FrameDecoder::new(1000);
+        d.handle_bytes(&header[..n]);
+        d.handle_bytes(&crate::proto::HEARTBEAT_FRAME);
+        assert_eq!(d.poll_header(), Ok(Some(u64::from(Channel::RELIABLE.0))));
+        let beat = d.poll_frame().unwrap().unwrap();
+        assert_eq!(&beat[..], [crate::proto::HEARTBEAT_ID as u8]);
+        assert_eq!(d.buffered(), 0);
     }
 
     #[test]

@@ -18,6 +18,12 @@ use super::{ChannelDef, Protocol, ProtocolEntry};
 /// an unreliable datagram.
 pub const HEARTBEAT_ID: u32 = 0;
 
+/// The heartbeat as a frame on a client's reliable stream (docs/WIRE.md
+/// §12.7): length 1, then id [`HEARTBEAT_ID`] with no body. What a client's
+/// session writes, and what a load tool's raw clients write to stay
+/// connected.
+pub const HEARTBEAT_FRAME: [u8; 2] = [0x01, HEARTBEAT_ID as u8];
+
 /// First field of every [`Hello`]: "ZAO1".
 pub const PROTOCOL_MAGIC: u32 = 0x5a41_4f31;
 

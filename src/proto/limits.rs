@@ -219,6 +219,15 @@ impl Limits {
         Ok(())
     }
 
+    /// How often a client that has sent nothing else sends a heartbeat
+    /// (docs/WIRE.md §12.7): a quarter of the silence timeout, so three
+    /// can be lost before the server gives up. `None` when the silence
+    /// timeout is off.
+    #[must_use]
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        self.silence_timeout.map(|silence| silence / 4)
+    }
+
     /// The most memory one connection can hold in zao's and QUIC's buffers:
     /// receive window, datagram buffers, send window, reliable backlog, the
     /// inbound queue and partly received messages (across all streams, a

@@ -25,6 +25,8 @@ mod delta;
 mod framing;
 mod handshake;
 mod limits;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+mod local;
 mod message;
 mod protocol;
 mod rate;
@@ -51,12 +53,13 @@ pub use delta::{
     JitterBuffer, JitterConfig, JitterStats, Pair, ReceiverStats, Sample, SnapshotChunk,
     SnapshotHistory, SnapshotItem, SnapshotKey,
 };
-pub use framing::{FrameDecoder, FrameError, frame_header};
+pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{
-    HEARTBEAT_ID, Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, VERSION, check_hello,
-    versions_compatible,
+    HEARTBEAT_FRAME, HEARTBEAT_ID, Hello, HelloReply, PROTOCOL_MAGIC, RefuseReason, VERSION,
+    check_hello, versions_compatible,
 };
 pub use limits::{DATAGRAM_BUDGET, DuplicateIdentity, Limits, LimitsError};
+pub use local::{LOCAL_ADDR, LocalLink};
 pub use message::{Outgoing, Received};
 pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};

@@ -321,6 +321,10 @@ impl ServerCore {
         }
     }
 
+    pub(crate) fn shared(&self) -> &Arc<ServerShared> {
+        &self.shared
+    }
+
     /// The protocol this server speaks.
     #[must_use]
     pub fn protocol(&self) -> &Protocol {

@@ -76,7 +76,13 @@ struct Writer {
 pub(crate) type Capture = Option<super::capture::Capture>;
 /// Captures need the `inspect` feature.
 #[cfg(not(feature = "inspect"))]
-pub(crate) type Capture = Option<core::convert::Infallible>;
+pub(crate) type Capture = Option<NoCapture>;
+
+/// No capture can exist without the `inspect` feature (like `Infallible`,
+/// but cloned as a capture handle is, so the code reads the same).
+#[cfg(not(feature = "inspect"))]
+#[derive(Clone, Debug)]
+pub(crate) enum NoCapture {}
 
 struct Driver {
     conn: Connection,

@@ -5,8 +5,8 @@
 //! connection; every protocol decision is the session's. Their methods never
 //! block on the network: poll events once per tick, send messages, then
 //! flush what was packed. `Server` and `Client` dereference to
-//! [`ServerCore`](crate::proto::ServerCore) and
-//! [`ClientCore`](crate::proto::ClientCore), the same API the simulated
+//! [`ServerCore`] and
+//! [`ClientCore`], the same API the simulated
 //! network (`zao::sim`) gives.
 
 #[cfg(feature = "inspect")]

@@ -94,8 +94,11 @@ impl SimConn {
                 let mut session = cell.lock();
                 if let Some(path) = path {
                     session.handle_path_stats(now, path);
-                    session.handle_timeout(now);
                 }
+                // On every drive, as zao::quic's driver does on every wake:
+                // the application may have made room in a full inbound
+                // queue, and what was held back is parsed here.
+                session.handle_timeout(now);
                 while let Some(transmit) = session.poll_transmit() {
                     match transmit {
                         Transmit::Datagram(d) => {

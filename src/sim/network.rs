@@ -536,6 +536,32 @@ impl Sim {
         }
     }
 
+    /// Stops the server: every connection is closed (its clients hear
+    /// why, as from a real server shutting down), then its address stops
+    /// answering and a new server may start there. Its [`SimServer`]
+    /// reports nothing more.
+    pub fn stop_server(&mut self) {
+        let Some(index) = self.server else {
+            return;
+        };
+        if let Some(node) = self.nodes.get_mut(index)
+            && let Role::Server { shared, .. } = &node.role
+        {
+            ServerCore::new(shared.clone()).close_all("server shutting down");
+            for slot in node.slots.values_mut() {
+                slot.dirty = true;
+            }
+        }
+        // The closes go out on the links.
+        self.step();
+        self.server = None;
+        self.by_addr.remove(&SERVER_ADDR);
+        if let Some(node) = self.nodes.get_mut(index) {
+            node.slots.clear();
+            node.role = Role::Raw;
+        }
+    }
+
     /// Changes a client's links from now on.
     pub fn set_links(&mut self, node: NodeId, up: LinkSpec, down: LinkSpec) {
         if let Some(n) = self.nodes.get_mut(node.0) {

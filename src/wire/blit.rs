@@ -6,19 +6,19 @@
 //! On a big-endian target the memory image is not the wire form, so callers
 //! take these paths only under `cfg!(target_endian = "little")`.
 
-use zerocopy::{FromBytes, Immutable, IntoBytes};
+use zerocopy::{FromBytes, Immutable, IntoBytes, Unalign};
 
-use super::{DecodeError, Reader, Writer};
+use super::{DecodeError, Reader, Sink};
 
 /// Writes `value`'s memory image.
-#[inline]
-pub fn encode_blit<T: IntoBytes + Immutable>(value: &T, w: &mut Writer<'_>) {
+#[inline(always)]
+pub fn encode_blit<T: IntoBytes + Immutable, W: Sink>(value: &T, w: &mut W) {
     w.put_slice(value.as_bytes());
 }
 
 /// Writes the memory image of a whole run of values: one copy.
-#[inline]
-pub fn encode_blit_slice<T: IntoBytes + Immutable>(items: &[T], w: &mut Writer<'_>) {
+#[inline(always)]
+pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut W) {
     w.put_slice(items.as_bytes());
 }
 
@@ -27,7 +27,7 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable>(items: &[T], w: &mut Writer<'
 ///
 /// # Errors
 /// [`DecodeError::UnexpectedEnd`] if too few bytes remain.
-#[inline]
+#[inline(always)]
 pub fn decode_blit<T: FromBytes>(r: &mut Reader<'_>) -> Result<T, DecodeError> {
     T::read_from_bytes(r.take(size_of::<T>())?).map_err(|_| DecodeError::UnexpectedEnd)
 }
@@ -36,7 +36,7 @@ pub fn decode_blit<T: FromBytes>(r: &mut Reader<'_>) -> Result<T, DecodeError> {
 ///
 /// # Errors
 /// [`DecodeError::UnexpectedEnd`] if too few bytes remain.
-#[inline]
+#[inline(always)]
 pub fn decode_blit_slice<T: FromBytes + IntoBytes>(
     items: &mut [T],
     r: &mut Reader<'_>,
@@ -46,23 +46,73 @@ pub fn decode_blit_slice<T: FromBytes + IntoBytes>(
     Ok(())
 }
 
-/// Resizes `vec` to `count` and copies the next `count` values into it. With
-/// a warmed `vec` of the same length this is one copy and no allocation.
+/// Reads `count` values from their memory image into a new `Vec` of exactly
+/// that capacity, in one pass: the compiler turns it into one allocation and
+/// one `memcpy` (no zero-fill before the copy), whatever the alignment of
+/// the input.
+///
+/// # Errors
+/// [`DecodeError::UnexpectedEnd`] if too few bytes remain,
+/// [`DecodeError::OverLimit`] if the size overflows.
+#[inline(always)]
+pub fn decode_blit_vec_owned<T: FromBytes + IntoBytes + Immutable>(
+    count: usize,
+    r: &mut Reader<'_>,
+) -> Result<Vec<T>, DecodeError> {
+    let src = r.take(run_len::<T>(count)?)?;
+    Ok(run(src, count)?.iter().map(read).collect())
+}
+
+/// Makes `vec` the next `count` values: the elements it has are overwritten
+/// with one copy, the rest appended with another (no zero-fill). With a
+/// warmed `vec` of the same length this is one copy and no allocation.
 ///
 /// # Errors
 /// [`DecodeError::UnexpectedEnd`] if too few bytes remain (checked before
-/// resizing), [`DecodeError::OverLimit`] if the size overflows.
-#[inline]
-pub fn decode_blit_vec<T: FromBytes + IntoBytes>(
+/// anything changes), [`DecodeError::OverLimit`] if the size overflows.
+#[inline(always)]
+pub fn decode_blit_vec<T: FromBytes + IntoBytes + Immutable>(
     vec: &mut Vec<T>,
     count: usize,
     r: &mut Reader<'_>,
 ) -> Result<(), DecodeError> {
-    let len = count
-        .checked_mul(size_of::<T>())
-        .ok_or(DecodeError::OverLimit)?;
-    let src = r.take(len)?;
-    vec.resize_with(count, T::new_zeroed);
-    vec.as_mut_slice().as_mut_bytes().copy_from_slice(src);
+    let src = r.take(run_len::<T>(count)?)?;
+    if vec.len() == count {
+        // The steady state of a warmed value: one copy over what is there.
+        vec.as_mut_slice().as_mut_bytes().copy_from_slice(src);
+        return Ok(());
+    }
+    let keep = vec.len().min(count);
+    vec.truncate(keep);
+    let (head, tail) = src.split_at(keep * size_of::<T>());
+    vec.as_mut_slice().as_mut_bytes().copy_from_slice(head);
+    let tail = run(tail, count - keep)?;
+    vec.reserve_exact(tail.len());
+    vec.extend(tail.iter().map(read));
     Ok(())
+}
+
+/// Bytes of a run of `count` values.
+#[inline(always)]
+fn run_len<T>(count: usize) -> Result<usize, DecodeError> {
+    count
+        .checked_mul(size_of::<T>())
+        .ok_or(DecodeError::OverLimit)
+}
+
+/// `bytes` (exactly `count` values' worth) as unaligned values. Collecting
+/// or extending from its iterator is `TrustedLen`, so the `Vec` is written
+/// without a capacity check per element, and every element is a whole-value
+/// copy, so the loop becomes one `memcpy` (checked in the assembly: a loop
+/// over `chunks_exact` with `read_from_bytes` is split into field copies
+/// instead).
+#[inline(always)]
+fn run<T: FromBytes + Immutable>(bytes: &[u8], count: usize) -> Result<&[Unalign<T>], DecodeError> {
+    <[Unalign<T>]>::ref_from_bytes_with_elems(bytes, count).map_err(|_| DecodeError::UnexpectedEnd)
+}
+
+/// One value out of its unaligned image.
+#[inline(always)]
+fn read<T: FromBytes + IntoBytes + Immutable>(item: &Unalign<T>) -> T {
+    T::read_from_bytes(item.as_bytes()).unwrap_or_else(|_| T::new_zeroed())
 }

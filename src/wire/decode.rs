@@ -16,7 +16,9 @@ pub trait Decode<'de>: Sized {
 
     /// Whether every value takes exactly [`MIN_SIZE`](Self::MIN_SIZE) bytes
     /// (tiers 0 and 1). A struct of such fields then reads all its bytes with
-    /// one bounds check.
+    /// one bounds check, and a run of such values is one check for the run:
+    /// each value is then read from a window of exactly its bytes, under
+    /// default limits, so an exact-size value must not allocate.
     const EXACT_SIZE: bool = false;
 
     /// Reads one value from the reader.
@@ -42,7 +44,11 @@ pub trait Decode<'de>: Sized {
     /// # Errors
     /// [`DecodeError::TrailingBytes`] if bytes remain after the value, or any
     /// error of the value's rules.
-    #[inline]
+    // The decode entry points are always inlined, with the derived
+    // `decode_from`: a decode left as a call returns its value through
+    // memory, field by field, and the caller's first wide read of it stalls
+    // on store forwarding (SpawnEntity: half the loop's time on one load).
+    #[inline(always)]
     fn decode(bytes: &'de [u8]) -> Result<Self, DecodeError> {
         Self::decode_with_limits(bytes, DecodeLimits::DEFAULT)
     }
@@ -52,7 +58,7 @@ pub trait Decode<'de>: Sized {
     /// # Errors
     /// As [`decode`](Self::decode), and [`DecodeError::MessageTooLarge`] if
     /// `bytes` is longer than `limits.max_message`.
-    #[inline]
+    #[inline(always)]
     fn decode_with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Result<Self, DecodeError> {
         if bytes.len() > limits.max_message {
             return Err(DecodeError::MessageTooLarge);
@@ -84,17 +90,23 @@ pub trait Decode<'de>: Sized {
     ///
     /// # Errors
     /// As [`decode`](Self::decode); `self` is then valid but unspecified.
-    #[inline]
+    #[inline(always)]
     fn decode_in_place(&mut self, bytes: &'de [u8]) -> Result<(), DecodeError> {
         self.decode_in_place_with_limits(bytes, DecodeLimits::DEFAULT)
     }
 
     /// [`decode_in_place`](Self::decode_in_place) under `limits`.
     ///
+    /// What the value holds after the decode is charged against
+    /// [`DecodeLimits::max_alloc`], its kept capacity included; if that runs
+    /// out, the value is decoded afresh instead (freeing what it held), so
+    /// this succeeds whenever [`decode_with_limits`](Self::decode_with_limits)
+    /// would.
+    ///
     /// # Errors
     /// As [`decode_with_limits`](Self::decode_with_limits); `self` is then
     /// valid but unspecified.
-    #[inline]
+    #[inline(always)]
     fn decode_in_place_with_limits(
         &mut self,
         bytes: &'de [u8],
@@ -104,14 +116,22 @@ pub trait Decode<'de>: Sized {
             return Err(DecodeError::MessageTooLarge);
         }
         let mut r = Reader::with_limits(bytes, limits);
-        self.decode_in_place_from(&mut r)?;
-        r.finish()
+        match self.decode_in_place_from(&mut r) {
+            Ok(()) => r.finish(),
+            // Capacity the value kept from earlier decodes counts against
+            // the budget, so it can run out where a fresh decode would not.
+            Err(DecodeError::OverLimit) => {
+                *self = decode_afresh(bytes, limits)?;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Decodes a run of values into `items`. Blittable types override this
     /// with one copy of the whole run.
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
         for item in items {
             item.decode_in_place_from(r)?;
@@ -122,7 +142,7 @@ pub trait Decode<'de>: Sized {
     /// Decodes `count` values into a new `Vec`. Blittable types override
     /// this to build it with one copy.
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
         let mut vec = Vec::new();
         Self::decode_vec_in_place(&mut vec, count, r)?;
@@ -132,19 +152,50 @@ pub trait Decode<'de>: Sized {
     /// Decodes `count` values into `vec`, reusing its elements and capacity.
     /// Blittable types override this with a resize and one copy.
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,
         count: usize,
         r: &mut Reader<'de>,
     ) -> Result<(), DecodeError> {
         vec.truncate(count);
-        Self::decode_slice_in_place(vec, r)?;
         let have = vec.len();
-        vec.reserve(count - have);
+        if Self::EXACT_SIZE && Self::MIN_SIZE > 0 {
+            // One bounds check for the whole run, then each value from a
+            // window of its constant size, where the compiler drops the
+            // checks.
+            let run = r.take(
+                count
+                    .checked_mul(Self::MIN_SIZE)
+                    .ok_or(DecodeError::OverLimit)?,
+            )?;
+            let mut windows = run.chunks_exact(Self::MIN_SIZE);
+            for (item, window) in vec.iter_mut().zip(&mut windows) {
+                item.decode_in_place_from(&mut Reader::new(window))?;
+            }
+            // Exactly `count`: what the budget charged, no amortized slack.
+            vec.reserve_exact(count - have);
+            for window in windows {
+                vec.push(Self::decode_from(&mut Reader::new(window))?);
+            }
+            return Ok(());
+        }
+        Self::decode_slice_in_place(vec, r)?;
+        vec.reserve_exact(count - have);
         for _ in have..count {
             vec.push(Self::decode_from(r)?);
         }
         Ok(())
     }
+}
+
+/// The fallback of `decode_in_place_with_limits`, out of line: rare, and a
+/// second inlined decode at every call site would only cost code size.
+#[cold]
+#[inline(never)]
+fn decode_afresh<'de, T: Decode<'de>>(
+    bytes: &'de [u8],
+    limits: DecodeLimits,
+) -> Result<T, DecodeError> {
+    T::decode_with_limits(bytes, limits)
 }

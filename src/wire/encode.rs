@@ -2,14 +2,17 @@
 
 use bytes::BytesMut;
 
-use super::{EncodeError, Writer};
+use super::sink::Appender;
+use super::{EncodeError, Sink, Writer};
 
 /// A value that writes itself into a buffer the caller owns.
 ///
 /// Every type knows its exact [`encoded_len`](Self::encoded_len) before it
 /// writes, so [`encode`](Self::encode) checks capacity once and then writes
-/// without further failure. Most types derive this trait; see the crate docs
-/// for the attributes.
+/// without further failure, and the growable forms
+/// ([`encode_to_vec`](Self::encode_to_vec), [`encode_to_bytes`](Self::encode_to_bytes),
+/// [`to_vec`](Self::to_vec)) reserve once and append without zero-filling.
+/// Most types derive this trait; see the crate docs for the attributes.
 ///
 /// Implementing it by hand means writing [`encoded_len`](Self::encoded_len)
 /// and [`encode_to`](Self::encode_to), which must write exactly
@@ -24,9 +27,10 @@ pub trait Encode {
     /// Exact number of bytes [`encode`](Self::encode) will write.
     fn encoded_len(&self) -> usize;
 
-    /// Writes the value. The caller has checked that `encoded_len()` bytes
-    /// are available; use [`Writer::encode`] rather than calling this directly.
-    fn encode_to(&self, w: &mut Writer<'_>);
+    /// Writes the value into `w`: a [`Writer`] over a caller's buffer, whose
+    /// capacity the caller has checked (use [`Writer::encode`] rather than
+    /// calling this directly), or the end of a `Vec<u8>` / `BytesMut`.
+    fn encode_to<W: Sink>(&self, w: &mut W);
 
     /// Writes the value into the front of `buf` and returns the bytes written.
     ///
@@ -38,49 +42,42 @@ pub trait Encode {
         Writer::new(buf).encode(self)
     }
 
-    /// Appends the encoding to `vec`, growing it only when its spare capacity
-    /// is too small: clear and reuse one `Vec` to encode without allocating.
-    /// Returns the bytes written.
-    #[inline]
+    /// Appends the encoding to `vec` and returns the bytes written. It
+    /// reserves [`encoded_len`](Self::encoded_len) once (growing only when
+    /// the spare capacity is too small: clear and reuse one `Vec` to encode
+    /// without allocating) and appends without zero-filling first.
+    #[inline(always)]
     fn encode_to_vec(&self, vec: &mut Vec<u8>) -> usize {
-        let start = vec.len();
-        let len = self.encoded_len();
-        vec.resize(start + len, 0);
-        let written = self
-            .encode(vec.get_mut(start..).unwrap_or_default())
-            .unwrap_or(0);
-        vec.truncate(start + written);
-        written
+        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
+        vec.reserve(len);
+        Appender::<Vec<u8>>::append(vec, self, len)
     }
 
     /// Appends the encoding to a `BytesMut`, the transport's buffer type:
     /// encode once, `freeze`, and hand clones of the `Bytes` to every peer.
-    /// Returns the bytes written.
-    #[inline]
+    /// Reserves once, never zero-fills. Returns the bytes written.
+    #[inline(always)]
     fn encode_to_bytes(&self, buf: &mut BytesMut) -> usize {
-        let start = buf.len();
-        let len = self.encoded_len();
-        buf.resize(start + len, 0);
-        let written = self
-            .encode(buf.get_mut(start..).unwrap_or_default())
-            .unwrap_or(0);
-        buf.truncate(start + written);
-        written
+        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
+        buf.reserve(len);
+        Appender::<BytesMut>::append(buf, self, len)
     }
 
-    /// The encoding in a new `Vec`, for when no buffer is at hand.
-    #[inline]
+    /// The encoding in a new `Vec` of exactly its size, for when no buffer is
+    /// at hand: one allocation, one pass, no zero-fill.
+    #[inline(always)]
     fn to_vec(&self) -> Vec<u8> {
-        let mut vec = Vec::with_capacity(self.encoded_len());
-        self.encode_to_vec(&mut vec);
+        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
+        let mut vec = Vec::with_capacity(len);
+        Appender::<Vec<u8>>::append(&mut vec, self, len);
         vec
     }
 
     /// Writes a run of values. Blittable types override this with one copy of
     /// the whole run; `Vec<T>`, slices and arrays call it.
     #[doc(hidden)]
-    #[inline]
-    fn encode_slice(items: &[Self], w: &mut Writer<'_>)
+    #[inline(always)]
+    fn encode_slice<W: Sink>(items: &[Self], w: &mut W)
     where
         Self: Sized,
     {
@@ -100,7 +97,7 @@ pub trait Encode {
 
     /// Encoded size of a run of values.
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     fn slice_encoded_len(items: &[Self]) -> usize
     where
         Self: Sized,

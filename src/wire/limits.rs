@@ -5,8 +5,14 @@
 /// Every length prefix is checked against the bytes that remain *and* against
 /// these limits before anything is allocated. The allocation budget catches
 /// amplification: a one-byte `None` on the wire can stand for a large value in
-/// memory, so the decoder charges `count × size_of::<T>()` for every collection
-/// it sizes and fails once the total passes [`max_alloc`](Self::max_alloc).
+/// memory, so the decoder charges what it is about to allocate, before it
+/// allocates, and fails once the total passes [`max_alloc`](Self::max_alloc):
+/// `count × size_of::<T>()` for a `Vec` (reserved exactly that), the byte
+/// length for a `String` or `Bytes`, the real table size for a `HashMap`
+/// (up to 2.3× its entries' size), an upper bound of the nodes for a
+/// `BTreeMap`, `size_of::<T>()` for a `Box`. A decode in place also charges
+/// the capacity the value keeps from earlier decodes, so a warmed value
+/// never holds more than the budget either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DecodeLimits {
     /// Longest whole input accepted by `decode`, in bytes.
@@ -17,7 +23,9 @@ pub struct DecodeLimits {
     pub max_string: usize,
     /// Deepest nesting of collections (`Vec`, maps) and boxes.
     pub max_depth: u32,
-    /// Most bytes of memory one decode may reserve for collections and strings.
+    /// Most bytes of heap memory one decoded value may hold: what a decode
+    /// allocates for collections, strings and boxes, and for a decode in
+    /// place also the capacity the value keeps.
     pub max_alloc: usize,
 }
 

@@ -1,6 +1,9 @@
 //! Messages: types with a stable id, framed as `id (varint) + body`.
 
-use super::{Decode, DecodeError, Encode, EncodeError, Reader, Schema, Writer, varint_len};
+use bytes::BytesMut;
+
+use super::sink::Appender;
+use super::{Decode, DecodeError, Encode, EncodeError, Reader, Schema, Sink, Writer, varint_len};
 
 /// A type that travels as a message: it has a stable id and a schema
 /// fingerprint. Derive it with `#[derive(Message)]` and `#[zao(id = N)]`.
@@ -28,17 +31,58 @@ pub fn message_len<M: Message>(msg: &M) -> usize {
 /// [`EncodeError`] if `buf` is too small; nothing is written then.
 #[inline]
 pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, EncodeError> {
-    let needed = message_len(msg);
-    if needed > buf.len() {
-        return Err(EncodeError {
-            needed,
-            available: buf.len(),
-        });
+    let id = u64::from(M::ID);
+    // The body's size, computed once (a constant for fixed-size messages).
+    let body = M::FIXED_SIZE.unwrap_or_else(|| msg.encoded_len());
+    let needed = varint_len(id) + body;
+    let available = buf.len();
+    if needed > available {
+        return Err(EncodeError { needed, available });
     }
     let mut w = Writer::new(buf);
-    w.put_varint(u64::from(M::ID));
-    w.encode(msg)?;
+    w.put_varint(id);
+    match M::FIXED_SIZE {
+        Some(size) => {
+            w.put_fixed(size, |w| msg.encode_to(w));
+        }
+        None => msg.encode_to(&mut w),
+    }
+    if w.overflowed() {
+        // Only a hand-written impl that writes more than it promised.
+        return Err(EncodeError {
+            needed: needed.max(available.saturating_add(1)),
+            available,
+        });
+    }
     Ok(w.position())
+}
+
+/// Appends `id (varint) + body` to `buf` and returns the bytes written: the
+/// transport's send path. The message's size is computed once, `buf`
+/// reserves it once, and the bytes are appended without zero-filling the
+/// buffer first (with a reused `BytesMut`: no allocation while its spare
+/// capacity lasts). `split().freeze()` then gives the `Bytes` to send.
+#[inline]
+pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
+    let len = message_len(msg);
+    buf.reserve(len);
+    Appender::<BytesMut>::append(buf, &Framed(msg), len)
+}
+
+/// A message as it goes on the wire: the id, then the body.
+struct Framed<'m, M>(&'m M);
+
+impl<M: Message> Encode for Framed<'_, M> {
+    #[inline(always)]
+    fn encoded_len(&self) -> usize {
+        message_len(self.0)
+    }
+
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
+        w.put_varint(u64::from(M::ID));
+        self.0.encode_to(w);
+    }
 }
 
 /// Splits a framed message into its id and body.

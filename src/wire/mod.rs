@@ -15,6 +15,7 @@ mod message;
 mod quant;
 mod reader;
 pub mod schema;
+mod sink;
 #[doc(hidden)]
 pub mod size;
 mod varint;
@@ -25,9 +26,12 @@ pub use encode::Encode;
 pub use error::{DecodeError, EncodeError};
 pub use lanes::{Lane, Lanes, lane_at, set_lane};
 pub use limits::DecodeLimits;
-pub use message::{Message, decode_message, encode_message, message_len, split_message};
+pub use message::{
+    Message, decode_message, encode_message, encode_message_to, message_len, split_message,
+};
 pub use quant::{QAngle, QF32, QQuat, QVec2, QVec3, QVector};
 pub use reader::Reader;
 pub use schema::Schema;
+pub use sink::Sink;
 pub use varint::{MAX_VARINT_LEN, varint_len};
 pub use writer::Writer;

@@ -12,11 +12,11 @@ use core::fmt;
 use super::bits::{BitReader, BitWriter, bits_for};
 use super::lanes::{Lane, Lanes, lane_at, set_lane};
 use super::schema::{CustomShape, Shape, leaf, mix_u64};
-use super::{Decode, DecodeError, Encode, Reader, Schema, Writer};
+use super::{Decode, DecodeError, Encode, Reader, Schema, Sink};
 
 /// Writes `fields` (value, bits) as one run of bits padded to `bytes`.
 #[inline]
-fn put_fields(w: &mut Writer<'_>, bytes: usize, fields: &[(u64, u32)]) {
+fn put_fields<W: Sink>(w: &mut W, bytes: usize, fields: &[(u64, u32)]) {
     let mut buf = [0u8; 16];
     let mut bits = BitWriter::new(&mut buf);
     for &(value, n) in fields {
@@ -167,7 +167,7 @@ impl<const MIN: i32, const MAX: i32, const PER_UNIT: u32> Encode for QF32<MIN, M
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         put_fields(w, Self::BYTES, &[(u64::from(self.step), Self::BITS)]);
     }
 }
@@ -345,7 +345,7 @@ impl<const N: usize, const MIN: i32, const MAX: i32, const PER_UNIT: u32> Encode
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         let mut fields = [(0u64, Self::BITS); 4];
         for (field, step) in fields.iter_mut().zip(self.steps) {
             field.0 = u64::from(step);
@@ -486,7 +486,7 @@ impl<const BITS: u32> Encode for QAngle<BITS> {
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         put_fields(w, Self::BYTES, &[(u64::from(self.step), BITS)]);
     }
 }
@@ -719,7 +719,7 @@ impl<const BITS: u32> Encode for QQuat<BITS> {
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         let [a, b, c] = self.steps.map(u64::from);
         put_fields(
             w,

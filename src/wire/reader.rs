@@ -20,14 +20,14 @@ pub struct Reader<'de> {
 
 impl<'de> Reader<'de> {
     /// A reader over `bytes` with [`DecodeLimits::DEFAULT`].
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn new(bytes: &'de [u8]) -> Self {
         Self::with_limits(bytes, DecodeLimits::DEFAULT)
     }
 
     /// A reader over `bytes` with the given limits.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Self {
         Self {
@@ -42,7 +42,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// Any [`DecodeError`] the value's rules produce.
-    #[inline]
+    #[inline(always)]
     pub fn decode<T: Decode<'de>>(&mut self) -> Result<T, DecodeError> {
         T::decode_from(self)
     }
@@ -51,34 +51,34 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// Any [`DecodeError`]; `value` is then valid but unspecified.
-    #[inline]
+    #[inline(always)]
     pub fn decode_in_place<T: Decode<'de>>(&mut self, value: &mut T) -> Result<(), DecodeError> {
         value.decode_in_place_from(self)
     }
 
     /// The bytes not read yet.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn rest(&self) -> &'de [u8] {
         self.bytes
     }
 
     /// How many bytes are not read yet.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn remaining(&self) -> usize {
         self.bytes.len()
     }
 
     /// Whether every byte has been read.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 
     /// The limits this reader enforces.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn limits(&self) -> &DecodeLimits {
         &self.limits
@@ -88,7 +88,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::TrailingBytes`] otherwise.
-    #[inline]
+    #[inline(always)]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.bytes.is_empty() {
             Ok(())
@@ -101,7 +101,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::UnexpectedEnd`] if fewer remain.
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, n: usize) -> Result<&'de [u8], DecodeError> {
         match self.bytes.split_at_checked(n) {
             Some((head, tail)) => {
@@ -116,7 +116,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::UnexpectedEnd`] if fewer remain.
-    #[inline]
+    #[inline(always)]
     pub fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         match self.bytes.split_first_chunk::<N>() {
             Some((head, tail)) => {
@@ -131,7 +131,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::UnexpectedEnd`] if fewer remain.
-    #[inline]
+    #[inline(always)]
     pub fn take_chunk<const N: usize>(&mut self) -> Result<&'de [u8; N], DecodeError> {
         match self.bytes.split_first_chunk::<N>() {
             Some((head, tail)) => {
@@ -146,7 +146,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::UnexpectedEnd`] at the end of input.
-    #[inline]
+    #[inline(always)]
     pub fn get_u8(&mut self) -> Result<u8, DecodeError> {
         match self.bytes.split_first() {
             Some((&b, tail)) => {
@@ -162,7 +162,7 @@ impl<'de> Reader<'de> {
     /// # Errors
     /// [`DecodeError::UnexpectedEnd`], [`DecodeError::VarintOverflow`] or
     /// [`DecodeError::NonCanonicalVarint`].
-    #[inline]
+    #[inline(always)]
     pub fn get_varint(&mut self) -> Result<u64, DecodeError> {
         let (value, n) = decode_varint(self.bytes)?;
         self.bytes = self.bytes.get(n..).unwrap_or_default();
@@ -174,7 +174,7 @@ impl<'de> Reader<'de> {
     /// # Errors
     /// As [`get_varint`](Self::get_varint), and [`DecodeError::VarintOverflow`]
     /// above `u32::MAX`.
-    #[inline]
+    #[inline(always)]
     pub fn get_varint_u32(&mut self) -> Result<u32, DecodeError> {
         u32::try_from(self.get_varint()?).map_err(|_| DecodeError::VarintOverflow)
     }
@@ -185,7 +185,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::OverLimit`] or [`DecodeError::LengthExceedsRemaining`].
-    #[inline]
+    #[inline(always)]
     pub fn get_byte_len(&mut self, allocates: bool) -> Result<usize, DecodeError> {
         let len = self.get_varint()?;
         let len = usize::try_from(len).map_err(|_| DecodeError::OverLimit)?;
@@ -208,7 +208,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::OverLimit`] or [`DecodeError::LengthExceedsRemaining`].
-    #[inline]
+    #[inline(always)]
     pub fn get_count(&mut self, min_wire: usize, mem_size: usize) -> Result<usize, DecodeError> {
         let count = self.get_varint()?;
         let count = usize::try_from(count).map_err(|_| DecodeError::OverLimit)?;
@@ -227,7 +227,7 @@ impl<'de> Reader<'de> {
     ///
     /// # Errors
     /// [`DecodeError::OverLimit`] once the budget is spent.
-    #[inline]
+    #[inline(always)]
     pub fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
         match self.budget.checked_sub(bytes) {
             Some(left) => {
@@ -238,11 +238,31 @@ impl<'de> Reader<'de> {
         }
     }
 
+    /// Charges a buffer that a decode in place reuses: it already holds
+    /// `held` bytes (its capacity) and the decode needs `needed`. A warmed
+    /// value keeps its capacity across decodes, so what it holds, not only
+    /// what this decode adds, counts against the budget: otherwise a value
+    /// decoded in place again and again could end up holding far more than
+    /// one decode may allocate. Returns whether the buffer may keep its
+    /// excess capacity; `false` means the caller must release it (and then
+    /// `needed` is what was charged).
+    ///
+    /// # Errors
+    /// [`DecodeError::OverLimit`] if even `needed` does not fit.
+    #[inline(always)]
+    pub fn charge_reuse(&mut self, held: usize, needed: usize) -> Result<bool, DecodeError> {
+        if held > needed && self.charge(held).is_ok() {
+            return Ok(true);
+        }
+        self.charge(needed)?;
+        Ok(held <= needed)
+    }
+
     /// Enters one level of nesting.
     ///
     /// # Errors
     /// [`DecodeError::DepthExceeded`] past [`DecodeLimits::max_depth`].
-    #[inline]
+    #[inline(always)]
     pub fn enter(&mut self) -> Result<(), DecodeError> {
         if self.depth >= self.limits.max_depth {
             return Err(DecodeError::DepthExceeded);
@@ -252,7 +272,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Leaves one level of nesting.
-    #[inline]
+    #[inline(always)]
     pub fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
@@ -264,7 +284,7 @@ impl<'de> Reader<'de> {
     /// # Errors
     /// [`DecodeError::OverLimit`] past the message limit, or
     /// [`DecodeError::LengthExceedsRemaining`].
-    #[inline]
+    #[inline(always)]
     pub fn split_body(&mut self) -> Result<Reader<'de>, DecodeError> {
         let len = self.get_varint()?;
         let len = usize::try_from(len).map_err(|_| DecodeError::OverLimit)?;
@@ -286,7 +306,7 @@ impl<'de> Reader<'de> {
     /// Takes back a reader made by [`split_body`](Self::split_body): its
     /// spent budget counts here; its unread bytes (fields appended by a newer
     /// writer) are skipped.
-    #[inline]
+    #[inline(always)]
     pub fn join(&mut self, body: Reader<'de>) {
         self.budget = self.budget.min(body.budget);
     }
@@ -300,7 +320,7 @@ macro_rules! get_le {
                 ///
                 /// # Errors
                 /// [`DecodeError::UnexpectedEnd`] if too few bytes remain.
-                #[inline]
+                #[inline(always)]
                 pub fn $name(&mut self) -> Result<$ty, DecodeError> {
                     Ok(<$ty>::from_le_bytes(self.take_array()?))
                 }

@@ -35,3 +35,32 @@ pub const fn same(a: Option<usize>, b: Option<usize>) -> Option<usize> {
         _ => None,
     }
 }
+
+// `i < sizes.len()` bounds the index; `get` is not usable in a `const fn` loop.
+#[allow(clippy::indexing_slicing)]
+/// The sum of the leading known sizes, up to the first unknown one: the
+/// bytes of a run of fixed-size fields that one window can hold.
+#[must_use]
+pub const fn leading(sizes: &[Option<usize>]) -> usize {
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < sizes.len() {
+        match sizes[i] {
+            Some(size) => total = total.saturating_add(size),
+            None => break,
+        }
+        i += 1;
+    }
+    total
+}
+
+#[allow(clippy::indexing_slicing)]
+/// How many leading sizes are known, up to the first unknown one.
+#[must_use]
+pub const fn leading_count(sizes: &[Option<usize>]) -> usize {
+    let mut i = 0;
+    while i < sizes.len() && sizes[i].is_some() {
+        i += 1;
+    }
+    i
+}

@@ -10,7 +10,7 @@ use super::DecodeError;
 pub const MAX_VARINT_LEN: usize = 10;
 
 /// Bytes the varint encoding of `value` takes (1 to 10).
-#[inline]
+#[inline(always)]
 #[must_use]
 pub const fn varint_len(value: u64) -> usize {
     // One byte per started group of seven bits; zero still takes a byte.
@@ -18,8 +18,16 @@ pub const fn varint_len(value: u64) -> usize {
     bits.div_ceil(7)
 }
 
+/// [`encode_varint`] out of line, for values of three bytes or more, which
+/// are rare on the wire (the writer inlines the one- and two-byte forms).
+#[cold]
+#[inline(never)]
+pub(crate) fn encode_varint_long(value: u64) -> ([u8; MAX_VARINT_LEN], usize) {
+    encode_varint(value)
+}
+
 /// Writes `value` into a ten-byte scratch array and returns it with its length.
-#[inline]
+#[inline(always)]
 pub(crate) fn encode_varint(mut value: u64) -> ([u8; MAX_VARINT_LEN], usize) {
     let mut out = [0u8; MAX_VARINT_LEN];
     let mut n = 0;
@@ -42,16 +50,20 @@ pub(crate) fn encode_varint(mut value: u64) -> ([u8; MAX_VARINT_LEN], usize) {
 /// [`DecodeError::UnexpectedEnd`] if the input ends mid-varint,
 /// [`DecodeError::VarintOverflow`] past ten bytes or 64 bits, and
 /// [`DecodeError::NonCanonicalVarint`] for a non-minimal form.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_varint(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
-    match bytes.first() {
-        Some(&b) if b < 0x80 => Ok((u64::from(b), 1)),
-        Some(_) => decode_varint_slow(bytes),
-        None => Err(DecodeError::UnexpectedEnd),
+    match *bytes {
+        [b0, ..] if b0 < 0x80 => Ok((u64::from(b0), 1)),
+        // Two bytes inline (counts and lengths up to 16 383); a zero second
+        // byte would be a non-minimal form.
+        [b0, b1, ..] if b1 < 0x80 && b1 != 0 => Ok((u64::from(b0 & 0x7f) | u64::from(b1) << 7, 2)),
+        [] => Err(DecodeError::UnexpectedEnd),
+        _ => decode_varint_slow(bytes),
     }
 }
 
 #[cold]
+#[inline(never)]
 fn decode_varint_slow(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
     let mut value = 0u64;
     for (i, &byte) in bytes.iter().take(MAX_VARINT_LEN).enumerate() {

@@ -1,7 +1,6 @@
 //! A cursor over a caller-owned buffer.
 
-use super::varint::encode_varint;
-use super::{Encode, EncodeError};
+use super::{Encode, EncodeError, Sink};
 
 /// Writes values one after another into a buffer the caller owns.
 ///
@@ -10,8 +9,9 @@ use super::{Encode, EncodeError};
 /// share one buffer: call `encode` for each, then send the first
 /// [`position`](Self::position) bytes of the buffer.
 ///
-/// The `put_*` methods never panic. They are meant for [`Encode::encode_to`]
-/// implementations, which run after the capacity check; should an
+/// The `put_*` methods (also those of [`Sink`], which `Writer` implements)
+/// never panic. They are meant for [`Encode::encode_to`] implementations,
+/// which run after the capacity check; should an
 /// implementation write more than its [`Encode::encoded_len`] promised, the
 /// excess is refused and [`encode`](Self::encode) reports it as an
 /// [`EncodeError`].
@@ -27,7 +27,7 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     /// A writer at the front of `buf`.
-    #[inline]
+    #[inline(always)]
     pub fn new(buf: &'a mut [u8]) -> Self {
         Self {
             rest: buf,
@@ -77,14 +77,14 @@ impl<'a> Writer<'a> {
     }
 
     /// Bytes written so far.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn position(&self) -> usize {
         self.written
     }
 
     /// Bytes left in the buffer.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn remaining(&self) -> usize {
         self.rest.len()
@@ -92,14 +92,17 @@ impl<'a> Writer<'a> {
 
     /// Whether a write did not fit (a hand-written impl wrote more than its
     /// `encoded_len`); the writer then takes no further bytes.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn overflowed(&self) -> bool {
         self.overflow
     }
 
     /// Writes raw bytes.
-    #[inline]
+    // Always inlined: a call that takes the writer makes the compiler keep
+    // its state in memory on every path of the caller (a cold long-varint
+    // path did that to every encode of a string).
+    #[inline(always)]
     pub fn put_slice(&mut self, src: &[u8]) {
         match core::mem::take(&mut self.rest).split_at_mut_checked(src.len()) {
             Some((head, tail)) => {
@@ -112,7 +115,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes a fixed-size array of bytes.
-    #[inline]
+    #[inline(always)]
     pub fn put_array<const N: usize>(&mut self, src: [u8; N]) {
         match core::mem::take(&mut self.rest).split_first_chunk_mut::<N>() {
             Some((head, tail)) => {
@@ -125,7 +128,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes one byte.
-    #[inline]
+    #[inline(always)]
     pub fn put_u8(&mut self, value: u8) {
         self.put_array([value]);
     }
@@ -134,7 +137,7 @@ impl<'a> Writer<'a> {
     /// that window: one bounds check here, and with a constant `size` the
     /// compiler removes the checks inside. Returns whether the window fit
     /// and `write` filled it exactly.
-    #[inline]
+    #[inline(always)]
     pub fn put_fixed(&mut self, size: usize, write: impl FnOnce(&mut Writer<'_>)) -> bool {
         let Some((window, tail)) = core::mem::take(&mut self.rest).split_at_mut_checked(size)
         else {
@@ -156,7 +159,7 @@ impl<'a> Writer<'a> {
     /// from one capacity check for the whole run: with a constant `size` no
     /// check is left in the loop. `items` must yield `count` values.
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     pub fn put_run<I: Iterator>(
         &mut self,
         count: usize,
@@ -187,26 +190,70 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes a canonical LEB128 varint.
-    #[inline]
+    #[inline(always)]
     pub fn put_varint(&mut self, value: u64) {
-        if value < 0x80 {
-            self.put_u8(value as u8);
-        } else {
-            self.put_varint_long(value);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn put_varint_long(&mut self, value: u64) {
-        let (bytes, n) = encode_varint(value);
-        self.put_slice(bytes.get(..n).unwrap_or(&bytes));
+        Sink::put_varint(self, value);
     }
 
     /// Writes a length or count prefix (a varint).
-    #[inline]
+    #[inline(always)]
     pub fn put_len(&mut self, len: usize) {
-        self.put_varint(len as u64);
+        Sink::put_len(self, len);
+    }
+}
+
+impl<'a> Sink for Writer<'a> {
+    type Window<'w>
+        = Writer<'w>
+    where
+        Self: 'w;
+
+    #[inline(always)]
+    fn put_slice(&mut self, src: &[u8]) {
+        Writer::put_slice(self, src);
+    }
+
+    #[inline(always)]
+    fn put_array<const N: usize>(&mut self, src: [u8; N]) {
+        Writer::put_array(self, src);
+    }
+
+    #[inline(always)]
+    fn window(&mut self, size: usize) -> Writer<'_> {
+        match core::mem::take(&mut self.rest).split_at_mut_checked(size) {
+            Some((window, tail)) => {
+                self.rest = tail;
+                self.written += size;
+                Writer::new(window)
+            }
+            None => {
+                self.overflow = true;
+                Writer::new(&mut [])
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn close_window(&mut self, filled: bool) {
+        if !filled {
+            self.overflow = true;
+        }
+    }
+
+    #[inline(always)]
+    fn is_filled(&self) -> bool {
+        !self.overflow && self.rest.is_empty()
+    }
+
+    #[inline(always)]
+    fn put_run<I: Iterator>(
+        &mut self,
+        count: usize,
+        size: usize,
+        items: I,
+        write: impl FnMut(&mut Writer<'_>, I::Item),
+    ) -> bool {
+        Writer::put_run(self, count, size, items, write)
     }
 }
 
@@ -246,9 +293,9 @@ macro_rules! put_le {
         impl Writer<'_> {
             $(
                 #[doc = concat!("Writes a little-endian `", stringify!($ty), "`.")]
-                #[inline]
+                #[inline(always)]
                 pub fn $name(&mut self, value: $ty) {
-                    self.put_array(value.to_le_bytes());
+                    Sink::$name(self, value);
                 }
             )*
         }

@@ -4,7 +4,9 @@
 #![allow(dead_code, unreachable_pub)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+#[cfg(feature = "sim")]
 pub mod game;
+#[cfg(feature = "quic")]
 pub mod net;
 
 use std::collections::HashMap;
@@ -194,19 +196,4 @@ pub fn golden_files() -> Vec<(&'static str, Vec<u8>)> {
         (name, std::fs::read(&path).unwrap())
     })
     .collect()
-}
-
-/// Resident memory of this process in KiB, from /proc (Linux; 0 elsewhere).
-pub fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
 }

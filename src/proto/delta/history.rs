@@ -232,10 +232,16 @@ impl Histories {
     /// with the same id used it).
     pub(crate) fn get<S: DeltaSnapshot>(&mut self) -> Option<&mut SnapshotHistory<S>> {
         let capacity = self.capacity.unwrap_or(DEFAULT_HISTORY);
-        if !self.by_id.get(&S::ID).is_some_and(|h| h.is::<SnapshotHistory<S>>()) {
+        if !self
+            .by_id
+            .get(&S::ID)
+            .is_some_and(|h| h.is::<SnapshotHistory<S>>())
+        {
             self.by_id
                 .insert(S::ID, Box::new(SnapshotHistory::<S>::new(capacity)));
         }
-        self.by_id.get_mut(&S::ID)?.downcast_mut::<SnapshotHistory<S>>()
+        self.by_id
+            .get_mut(&S::ID)?
+            .downcast_mut::<SnapshotHistory<S>>()
     }
 }

@@ -12,8 +12,8 @@ mod jitter;
 mod receiver;
 mod table;
 
-pub use history::{DEFAULT_HISTORY, SnapshotHistory};
 pub(crate) use history::Histories;
+pub use history::{DEFAULT_HISTORY, SnapshotHistory};
 pub use interp::Interpolate;
 pub use item::{DeltaSnapshot, SnapshotItem, SnapshotKey};
 pub use jitter::{JitterBuffer, JitterConfig, JitterStats, Pair, Sample};

@@ -101,7 +101,15 @@ impl Session {
             .in_streams
             .get(&stream)
             .map_or(0, |s| s.frames.buffered());
-        if self.inbound >= limits.inbound_queue || buffered > limits.max_message_size {
+        // The control stream's one frame has its own limit: capped at
+        // `max_message_size`, a longer hello (or refusal) that came in more
+        // than one read would never be whole.
+        let max = if stream == StreamId::CONTROL {
+            MAX_HANDSHAKE_FRAME
+        } else {
+            limits.max_message_size
+        };
+        if self.inbound >= limits.inbound_queue || buffered > max {
             return false;
         }
         if self.in_streams.len() <= 1 {

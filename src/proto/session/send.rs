@@ -12,13 +12,10 @@ use super::state::{
     OutQueue, OutStream, Session, State, StreamWrite, Tap, Transmit, UnorderedWrite,
 };
 use crate::proto::{
-    Channel, ChannelKind, ClientId, DATAGRAM_BUDGET, HEARTBEAT_ID, Outgoing, ParsedDatagram, Role,
-    SendError, SnapshotAck, SnapshotHeader, ack_datagram, frame_header, snapshot_datagram,
-    snapshot_datagram_len, split_datagram,
+    Channel, ChannelKind, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, HEARTBEAT_ID, Outgoing,
+    ParsedDatagram, Role, SendError, SnapshotAck, SnapshotHeader, ack_datagram, frame_header,
+    snapshot_datagram, snapshot_datagram_len, split_datagram, stream_header,
 };
-
-/// A heartbeat as a reliable frame: length 1, id 0, no body.
-const HEARTBEAT_FRAME: [u8; 2] = [0x01, HEARTBEAT_ID as u8];
 
 impl Session {
     /// Queues `message` on `channel`, as the channel's kind delivers:
@@ -242,7 +239,7 @@ impl Session {
     /// Client side: sends a heartbeat if nothing went out since the last
     /// check, and schedules the next check.
     pub(super) fn heartbeat(&mut self, now: Instant) {
-        let Some(silence) = self.config.limits.silence_timeout else {
+        let Some(every) = self.config.limits.heartbeat_interval() else {
             self.heartbeat_at = None;
             return;
         };
@@ -257,7 +254,7 @@ impl Session {
             });
         }
         self.sent_since_beat = false;
-        self.heartbeat_at = Some(now + silence / 4);
+        self.heartbeat_at = Some(now + every);
     }
 
     /// The one admission rule on the way out, and the channel's kind.
@@ -400,7 +397,7 @@ impl Session {
 
 /// A reliable stream's header: the channel's index as a varint.
 fn channel_header(channel: Channel) -> Bytes {
-    let (bytes, n) = frame_header(usize::from(channel.0));
+    let (bytes, n) = stream_header(channel);
     Bytes::copy_from_slice(bytes.get(..n).unwrap_or_default())
 }
 

@@ -655,10 +655,13 @@ impl Session {
         self.close_at = None;
         self.heartbeat_at = None;
         self.auth = None;
-        // What is still queued will never go out.
+        // What is still queued will never go out: the streams, and the
+        // unreliable messages packed and not yet flushed (a flush after the
+        // close would otherwise queue a datagram behind `Transmit::Close`).
         self.out_streams.clear();
         self.unordered.clear();
         self.backlog = 0;
+        self.packer = UnreliablePacker::new();
         self.tap(|| Tap::Closed(reason.to_string()));
         self.closed = Some(reason.clone());
         if told {
@@ -674,9 +677,9 @@ impl Session {
         self.last_heard = now;
         self.counters.start(now);
         if self.role == Role::Client
-            && let Some(silence) = self.config.limits.silence_timeout
+            && let Some(every) = self.config.limits.heartbeat_interval()
         {
-            self.heartbeat_at = Some(now + silence / 4);
+            self.heartbeat_at = Some(now + every);
         }
         self.tap(|| Tap::Connected);
         self.events

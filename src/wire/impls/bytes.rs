@@ -4,12 +4,12 @@
 use bytes::Bytes;
 
 use crate::wire::schema::Shape;
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, varint_len};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let len = r.get_byte_len(false)?;
         r.take(len)
@@ -17,13 +17,13 @@ impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
 }
 
 impl Encode for Bytes {
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         varint_len(self.len() as u64) + self.len()
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_len(self.len());
         w.put_slice(self);
     }
@@ -32,7 +32,7 @@ impl Encode for Bytes {
 impl<'de> Decode<'de> for Bytes {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let len = r.get_byte_len(true)?;
         Ok(Bytes::copy_from_slice(r.take(len)?))

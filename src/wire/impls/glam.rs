@@ -6,20 +6,20 @@ use glam::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec4};
 
 use crate::wire::blit;
 use crate::wire::schema::{Scalar, Shape};
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink};
 
 macro_rules! glam_blit {
     ($($ty:ty => $scalar:ty, $tag:ident, $n:literal, $name:literal;)*) => {$(
         impl Encode for $ty {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$scalar>() * $n);
 
-            #[inline]
+            #[inline(always)]
             fn encoded_len(&self) -> usize {
                 size_of::<$scalar>() * $n
             }
 
-            #[inline]
-            fn encode_to(&self, w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_to<W: Sink>(&self, w: &mut W) {
                 if cfg!(target_endian = "little") {
                     blit::encode_blit(self, w);
                 } else {
@@ -27,8 +27,8 @@ macro_rules! glam_blit {
                 }
             }
 
-            #[inline]
-            fn encode_slice(items: &[Self], w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_slice<W: Sink>(items: &[Self], w: &mut W) {
                 if cfg!(target_endian = "little") {
                     blit::encode_blit_slice(items, w);
                 } else {
@@ -41,7 +41,7 @@ macro_rules! glam_blit {
             const MIN_SIZE: usize = size_of::<$scalar>() * $n;
             const EXACT_SIZE: bool = true;
 
-            #[inline]
+            #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 if cfg!(target_endian = "little") {
                     blit::decode_blit(r)
@@ -50,7 +50,7 @@ macro_rules! glam_blit {
                 }
             }
 
-            #[inline]
+            #[inline(always)]
             fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
                 if cfg!(target_endian = "little") {
                     blit::decode_blit_slice(items, r)
@@ -59,7 +59,18 @@ macro_rules! glam_blit {
                 }
             }
 
-            #[inline]
+            #[inline(always)]
+            fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_vec_owned(count, r)
+                } else {
+                    let mut vec = Vec::new();
+                    Self::decode_vec_in_place(&mut vec, count, r)?;
+                    Ok(vec)
+                }
+            }
+
+            #[inline(always)]
             fn decode_vec_in_place(vec: &mut Vec<Self>, count: usize, r: &mut Reader<'de>) -> Result<(), DecodeError> {
                 if cfg!(target_endian = "little") {
                     blit::decode_blit_vec(vec, count, r)

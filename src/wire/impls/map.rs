@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
 
 use crate::wire::schema::Shape;
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, varint_len};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 #[inline]
 fn entries_len<'a, K: Encode + 'a, V: Encode + 'a>(
@@ -28,8 +28,8 @@ fn entries_len<'a, K: Encode + 'a, V: Encode + 'a>(
 }
 
 #[inline]
-fn put_entries<'a, K: Encode + 'a, V: Encode + 'a>(
-    w: &mut Writer<'_>,
+fn put_entries<'a, K: Encode + 'a, V: Encode + 'a, W: Sink>(
+    w: &mut W,
     len: usize,
     entries: impl Iterator<Item = (&'a K, &'a V)>,
 ) {
@@ -51,11 +51,101 @@ fn put_entries<'a, K: Encode + 'a, V: Encode + 'a>(
     }
 }
 
+/// The entry count, checked against the limits and the remaining input; the
+/// memory is charged by each map, which knows what it allocates.
 #[inline]
 fn map_count<'de, K: Decode<'de>, V: Decode<'de>>(
     r: &mut Reader<'de>,
 ) -> Result<usize, DecodeError> {
-    r.get_count(K::MIN_SIZE.saturating_add(V::MIN_SIZE), size_of::<(K, V)>())
+    r.get_count(K::MIN_SIZE.saturating_add(V::MIN_SIZE), 0)
+}
+
+/// The widest SIMD group of std's hash table (hashbrown): 16 control bytes
+/// with SSE2, 8 elsewhere. The charge takes the wider, so it is never below
+/// what the table allocates.
+const GROUP: usize = 16;
+
+/// Buckets of the table `HashMap::with_capacity(cap)` allocates: hashbrown's
+/// `capacity_to_buckets`, whose small tables have a minimum capacity that
+/// depends on the entry size and the group width (the larger of the two
+/// widths' minimums here).
+#[inline]
+fn buckets_for<T>(cap: usize) -> Option<usize> {
+    if cap == 0 {
+        return Some(0);
+    }
+    if cap < 15 {
+        let min = match size_of::<T>() {
+            0..=1 => 14,
+            2..=3 => 7,
+            _ => 3,
+        };
+        let cap = cap.max(min);
+        return Some(if cap < 4 {
+            4
+        } else if cap < 8 {
+            8
+        } else {
+            16
+        });
+    }
+    (cap.checked_mul(8)? / 7).checked_next_power_of_two()
+}
+
+/// Buckets of a table whose `capacity()` is `cap` (hashbrown keeps one
+/// bucket free in small tables and an eighth free in the others).
+#[inline]
+fn buckets_of(cap: usize) -> usize {
+    match cap {
+        0 => 0,
+        1..7 => cap + 1,
+        _ => cap / 7 * 8,
+    }
+}
+
+/// Bytes a hash table of `buckets` buckets of `T` allocates: the entries,
+/// padded to the control bytes' alignment, then a control byte per bucket and
+/// a trailing group (hashbrown's `calculate_layout_for`). For `(u32,
+/// ItemStack)` and 128 entries that is 256 buckets, 4 368 bytes, 2.3 times
+/// the `count × size` a decode used to charge.
+#[inline]
+fn table_bytes<T>(buckets: usize) -> Option<usize> {
+    if buckets == 0 {
+        return Some(0);
+    }
+    let align = align_of::<T>().max(GROUP);
+    size_of::<T>()
+        .checked_mul(buckets)?
+        .checked_next_multiple_of(align)?
+        .checked_add(buckets)?
+        .checked_add(GROUP)
+}
+
+/// Reads `count` entries and hands each to `insert`. Entries of exact-size
+/// keys and values take one bounds check for the whole run (`get_count`
+/// proved it is there), then each is read from a window of its constant
+/// size, where the compiler drops the per-field checks.
+#[inline]
+fn read_entries<'de, K: Decode<'de>, V: Decode<'de>>(
+    r: &mut Reader<'de>,
+    count: usize,
+    mut insert: impl FnMut(K, V) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let entry = K::MIN_SIZE.saturating_add(V::MIN_SIZE);
+    if K::EXACT_SIZE && V::EXACT_SIZE && entry > 0 {
+        let run = r.take(count.checked_mul(entry).ok_or(DecodeError::OverLimit)?)?;
+        for window in run.chunks_exact(entry) {
+            let w = &mut Reader::new(window);
+            insert(K::decode_from(w)?, V::decode_from(w)?)?;
+        }
+    } else {
+        for _ in 0..count {
+            let key = K::decode_from(r)?;
+            let value = V::decode_from(r)?;
+            insert(key, value)?;
+        }
+    }
+    Ok(())
 }
 
 impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
@@ -65,7 +155,7 @@ impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         put_entries(w, self.len(), self.iter());
     }
 }
@@ -87,19 +177,35 @@ where
 
     /// Clears the map and refills it; its table is kept, so a warmed map of
     /// plain keys and values decodes without allocating.
+    ///
+    /// The table, the map's whole allocation, is charged at its real size
+    /// (hashbrown allocates up to 2.3 times `count × size_of::<(K, V)>()`),
+    /// and a reused table is charged for all it holds; a table the budget
+    /// cannot hold, or one too small, is freed before the new one is made.
     #[inline]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
         let count = map_count::<K, V>(r)?;
+        let needed = buckets_for::<(K, V)>(count)
+            .and_then(table_bytes::<(K, V)>)
+            .ok_or(DecodeError::OverLimit)?;
         self.clear();
-        self.reserve(count);
-        for _ in 0..count {
-            let key = K::decode_from(r)?;
-            let value = V::decode_from(r)?;
-            if self.insert(key, value).is_some() {
-                return Err(DecodeError::DuplicateKey);
+        if count > self.capacity() {
+            // Free the old table first: growing would hold both at once.
+            self.shrink_to(0);
+            r.charge(needed)?;
+            self.reserve(count);
+        } else {
+            let held = table_bytes::<(K, V)>(buckets_of(self.capacity())).unwrap_or(usize::MAX);
+            if !r.charge_reuse(held, needed)? {
+                self.shrink_to(0);
+                self.reserve(count);
             }
         }
+        read_entries(r, count, |key, value| match self.insert(key, value) {
+            Some(_) => Err(DecodeError::DuplicateKey),
+            None => Ok(()),
+        })?;
         r.leave();
         Ok(())
     }
@@ -120,7 +226,7 @@ impl<K: Encode, V: Encode> Encode for BTreeMap<K, V> {
     }
 
     #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         put_entries(w, self.len(), self.iter());
     }
 }
@@ -135,23 +241,49 @@ impl<'de, K: Decode<'de> + Ord, V: Decode<'de>> Decode<'de> for BTreeMap<K, V> {
         Ok(map)
     }
 
+    /// The nodes are charged at an upper bound of what the tree allocates
+    /// for `count` keys inserted in order.
     #[inline]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
         let count = map_count::<K, V>(r)?;
         self.clear();
-        for _ in 0..count {
-            let key = K::decode_from(r)?;
-            let value = V::decode_from(r)?;
+        r.charge(btree_bytes::<K, V>(count).ok_or(DecodeError::OverLimit)?)?;
+        read_entries(r, count, |key, value| {
             // Strictly ascending keys: the canonical order, and no repeats.
             if self.last_key_value().is_some_and(|(last, _)| key <= *last) {
                 return Err(DecodeError::DuplicateKey);
             }
             self.insert(key, value);
-        }
+            Ok(())
+        })?;
         r.leave();
         Ok(())
     }
+}
+
+/// An upper bound of the bytes std's `BTreeMap` allocates for `count` keys
+/// inserted in ascending order: nodes of up to 11 entries, every node but the
+/// root at least 5 full, so at most `count / 5 + 1` leaves and as many
+/// internal nodes again; each node no larger than an internal node (the
+/// entries, twelve edges, a parent pointer and two lengths).
+#[inline]
+fn btree_bytes<K, V>(count: usize) -> Option<usize> {
+    if count == 0 {
+        return Some(0);
+    }
+    const CAPACITY: usize = 11;
+    let node = size_of::<K>()
+        .checked_add(size_of::<V>())?
+        .checked_mul(CAPACITY)?
+        .checked_add((CAPACITY + 1) * size_of::<usize>() + size_of::<usize>() + 4)?
+        .checked_next_multiple_of(
+            align_of::<usize>()
+                .max(align_of::<K>())
+                .max(align_of::<V>()),
+        )?;
+    let leaves = count / 5 + 1;
+    node.checked_mul(leaves.checked_mul(2)?)
 }
 
 /// Not `HashMap`'s fingerprint: a `BTreeMap` reader refuses the unsorted

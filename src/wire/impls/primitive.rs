@@ -6,7 +6,7 @@ use core::num::{
 
 use crate::wire::blit;
 use crate::wire::schema::{Scalar, Shape};
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, varint_len};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
 /// Fixed-width little-endian numbers: blittable, so runs are one copy.
 macro_rules! fixed_number {
@@ -14,18 +14,18 @@ macro_rules! fixed_number {
         impl Encode for $ty {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$ty>());
 
-            #[inline]
+            #[inline(always)]
             fn encoded_len(&self) -> usize {
                 size_of::<$ty>()
             }
 
-            #[inline]
-            fn encode_to(&self, w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_to<W: Sink>(&self, w: &mut W) {
                 w.put_array(self.to_le_bytes());
             }
 
-            #[inline]
-            fn encode_slice(items: &[Self], w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_slice<W: Sink>(items: &[Self], w: &mut W) {
                 if cfg!(target_endian = "little") {
                     blit::encode_blit_slice(items, w);
                 } else {
@@ -38,12 +38,12 @@ macro_rules! fixed_number {
             const MIN_SIZE: usize = size_of::<$ty>();
             const EXACT_SIZE: bool = true;
 
-            #[inline]
+            #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 Ok(<$ty>::from_le_bytes(r.take_array()?))
             }
 
-            #[inline]
+            #[inline(always)]
             fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
                 if cfg!(target_endian = "little") {
                     blit::decode_blit_slice(items, r)
@@ -52,7 +52,18 @@ macro_rules! fixed_number {
                 }
             }
 
-            #[inline]
+            #[inline(always)]
+            fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
+                if cfg!(target_endian = "little") {
+                    blit::decode_blit_vec_owned(count, r)
+                } else {
+                    let mut vec = Vec::new();
+                    Self::decode_vec_in_place(&mut vec, count, r)?;
+                    Ok(vec)
+                }
+            }
+
+            #[inline(always)]
             fn decode_vec_in_place(vec: &mut Vec<Self>, count: usize, r: &mut Reader<'de>) -> Result<(), DecodeError> {
                 if cfg!(target_endian = "little") {
                     blit::decode_blit_vec(vec, count, r)
@@ -86,13 +97,13 @@ fixed_number!(
 impl Encode for usize {
     const MAX_SIZE: Option<usize> = Some(10);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         varint_len(*self as u64)
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_varint(*self as u64);
     }
 }
@@ -100,7 +111,7 @@ impl Encode for usize {
 impl<'de> Decode<'de> for usize {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         usize::try_from(r.get_varint()?).map_err(|_| DecodeError::VarintOverflow)
     }
@@ -110,12 +121,12 @@ impl Schema for usize {
     const SHAPE: Shape = Shape::Scalar(Scalar::Usize);
 }
 
-#[inline]
+#[inline(always)]
 fn zigzag(value: i64) -> u64 {
     ((value << 1) ^ (value >> 63)) as u64
 }
 
-#[inline]
+#[inline(always)]
 fn unzigzag(value: u64) -> i64 {
     ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
@@ -123,13 +134,13 @@ fn unzigzag(value: u64) -> i64 {
 impl Encode for isize {
     const MAX_SIZE: Option<usize> = Some(10);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         varint_len(zigzag(*self as i64))
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_varint(zigzag(*self as i64));
     }
 }
@@ -137,7 +148,7 @@ impl Encode for isize {
 impl<'de> Decode<'de> for isize {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         isize::try_from(unzigzag(r.get_varint()?)).map_err(|_| DecodeError::VarintOverflow)
     }
@@ -150,13 +161,13 @@ impl Schema for isize {
 impl Encode for bool {
     const FIXED_SIZE: Option<usize> = Some(1);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         1
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_u8(u8::from(*self));
     }
 }
@@ -165,7 +176,7 @@ impl<'de> Decode<'de> for bool {
     const MIN_SIZE: usize = 1;
     const EXACT_SIZE: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         match r.get_u8()? {
             0 => Ok(false),
@@ -182,13 +193,13 @@ impl Schema for bool {
 impl Encode for char {
     const FIXED_SIZE: Option<usize> = Some(4);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         4
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_u32_le(u32::from(*self));
     }
 }
@@ -197,7 +208,7 @@ impl<'de> Decode<'de> for char {
     const MIN_SIZE: usize = 4;
     const EXACT_SIZE: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         char::from_u32(r.get_u32_le()?).ok_or(DecodeError::InvalidValue)
     }
@@ -212,13 +223,13 @@ macro_rules! non_zero {
         impl Encode for $nz {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$inner>());
 
-            #[inline]
+            #[inline(always)]
             fn encoded_len(&self) -> usize {
                 size_of::<$inner>()
             }
 
-            #[inline]
-            fn encode_to(&self, w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_to<W: Sink>(&self, w: &mut W) {
                 self.get().encode_to(w);
             }
         }
@@ -227,7 +238,7 @@ macro_rules! non_zero {
             const MIN_SIZE: usize = size_of::<$inner>();
             const EXACT_SIZE: bool = true;
 
-            #[inline]
+            #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 <$nz>::new(<$inner>::decode_from(r)?).ok_or(DecodeError::InvalidValue)
             }
@@ -249,19 +260,19 @@ non_zero!(
 impl Encode for () {
     const FIXED_SIZE: Option<usize> = Some(0);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         0
     }
 
-    #[inline]
-    fn encode_to(&self, _: &mut Writer<'_>) {}
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, _: &mut W) {}
 }
 
 impl<'de> Decode<'de> for () {
     const EXACT_SIZE: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(_: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Ok(())
     }

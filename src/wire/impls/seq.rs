@@ -2,19 +2,19 @@
 //! references (docs/WIRE.md §5).
 
 use crate::wire::schema::Shape;
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Writer, size, varint_len};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, size, varint_len};
 
 impl<T: Encode + ?Sized> Encode for &T {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         (**self).encoded_len()
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         (**self).encode_to(w);
     }
 }
@@ -25,13 +25,13 @@ impl<T: Schema + ?Sized> Schema for &T {
 
 /// A count, then the elements; a run of blittable elements is one copy.
 impl<T: Encode> Encode for [T] {
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         varint_len(self.len() as u64) + T::slice_encoded_len(self)
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_len(self.len());
         T::encode_slice(self, w);
     }
@@ -43,13 +43,13 @@ impl<T: Schema> Schema for [T] {
 }
 
 impl<T: Encode> Encode for Vec<T> {
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         self.as_slice().encoded_len()
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         self.as_slice().encode_to(w);
     }
 }
@@ -57,7 +57,7 @@ impl<T: Encode> Encode for Vec<T> {
 impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.enter()?;
         let count = r.get_count(T::MIN_SIZE, size_of::<T>())?;
@@ -66,10 +66,18 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
         Ok(vec)
     }
 
-    #[inline]
+    /// Reuses the `Vec`'s capacity, charging all of it against the
+    /// allocation budget; capacity the budget cannot hold is released first.
+    #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
-        let count = r.get_count(T::MIN_SIZE, size_of::<T>())?;
+        let count = r.get_count(T::MIN_SIZE, 0)?;
+        let size = size_of::<T>();
+        let needed = count.checked_mul(size).ok_or(DecodeError::OverLimit)?;
+        if !r.charge_reuse(self.capacity().saturating_mul(size), needed)? {
+            self.truncate(count);
+            self.shrink_to(count);
+        }
         T::decode_vec_in_place(self, count, r)?;
         r.leave();
         Ok(())
@@ -87,13 +95,13 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
     const FIXED_SIZE: Option<usize> = size::mul(T::FIXED_SIZE, N);
     const MAX_SIZE: Option<usize> = size::mul(T::MAX_SIZE, N);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         T::slice_encoded_len(self)
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         T::encode_slice(self, w);
     }
 }
@@ -103,14 +111,14 @@ impl<'de, T: Decode<'de> + Default, const N: usize> Decode<'de> for [T; N] {
     const MIN_SIZE: usize = T::MIN_SIZE.saturating_mul(N);
     const EXACT_SIZE: bool = T::EXACT_SIZE;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let mut array: [T; N] = core::array::from_fn(|_| T::default());
         T::decode_slice_in_place(&mut array, r)?;
         Ok(array)
     }
 
-    #[inline]
+    #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         T::decode_slice_in_place(self, r)
     }
@@ -127,7 +135,7 @@ impl<T: Schema, const N: usize> Schema for [T; N] {
 impl<T: Encode> Encode for Option<T> {
     const MAX_SIZE: Option<usize> = size::add(Some(1), T::MAX_SIZE);
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         match self {
             Some(value) => 1 + value.encoded_len(),
@@ -135,8 +143,8 @@ impl<T: Encode> Encode for Option<T> {
         }
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         match self {
             Some(value) => {
                 w.put_u8(1);
@@ -150,7 +158,7 @@ impl<T: Encode> Encode for Option<T> {
 impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
     const MIN_SIZE: usize = 1;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         match r.get_u8()? {
             0 => Ok(None),
@@ -159,7 +167,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         match (r.get_u8()?, self.as_mut()) {
             (0, _) => *self = None,
@@ -182,13 +190,13 @@ impl<T: Encode + ?Sized> Encode for Box<T> {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
 
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         (**self).encoded_len()
     }
 
-    #[inline]
-    fn encode_to(&self, w: &mut Writer<'_>) {
+    #[inline(always)]
+    fn encode_to<W: Sink>(&self, w: &mut W) {
         (**self).encode_to(w);
     }
 }
@@ -196,7 +204,7 @@ impl<T: Encode + ?Sized> Encode for Box<T> {
 impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
     const MIN_SIZE: usize = T::MIN_SIZE;
 
-    #[inline]
+    #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.enter()?;
         r.charge(size_of::<T>())?;
@@ -205,9 +213,11 @@ impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
         Ok(Box::new(value))
     }
 
-    #[inline]
+    /// Reuses the box; what it holds counts against the allocation budget.
+    #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
+        r.charge(size_of::<T>())?;
         (**self).decode_in_place_from(r)?;
         r.leave();
         Ok(())
@@ -233,13 +243,13 @@ macro_rules! tuple {
                 total
             };
 
-            #[inline]
+            #[inline(always)]
             fn encoded_len(&self) -> usize {
                 0 $(+ self.$idx.encoded_len())+
             }
 
-            #[inline]
-            fn encode_to(&self, w: &mut Writer<'_>) {
+            #[inline(always)]
+            fn encode_to<W: Sink>(&self, w: &mut W) {
                 $(self.$idx.encode_to(w);)+
             }
         }
@@ -248,12 +258,12 @@ macro_rules! tuple {
             const MIN_SIZE: usize = 0usize $(.saturating_add($name::MIN_SIZE))+;
             const EXACT_SIZE: bool = true $(&& $name::EXACT_SIZE)+;
 
-            #[inline]
+            #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 Ok(($($name::decode_from(r)?,)+))
             }
 
-            #[inline]
+            #[inline(always)]
             fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
                 $(self.$idx.decode_in_place_from(r)?;)+
                 Ok(())

@@ -1,0 +1,384 @@
+//! Every library as a [`Lib`]: how it encodes into a reused destination,
+//! into a new buffer, and decodes. Slice writers encode into a 64-byte
+//! aligned [`Aligned`] buffer; libraries that only write to their own
+//! growable buffers (bitcode's `Buffer`, rkyv's `AlignedVec`, prost,
+//! rmp-serde, serde_json) clear and reuse one.
+
+use rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
+use rkyv::rancor;
+use rkyv::ser::allocator::{Arena, ArenaHandle};
+use rkyv::util::AlignedVec;
+use zao::zerocopy::{FromBytes, IntoBytes};
+use zao::{Decode, Encode};
+use zao_messages as zm;
+
+use super::harness::{Aligned, Lib};
+
+/// Zao, the subject.
+pub(crate) struct Zao;
+/// bitcode 0.6 with its reusable `Buffer`.
+pub(crate) struct Bitcode;
+/// wincode 0.6, default config.
+pub(crate) struct Wincode;
+/// speedy 0.8, little-endian.
+pub(crate) struct Speedy;
+/// bincode 2, standard config (varint integers).
+pub(crate) struct Bincode;
+/// postcard 1.
+pub(crate) struct Postcard;
+/// rkyv 0.8: bytecheck validation, then deserialize.
+pub(crate) struct Rkyv;
+/// prost 0.14 on protobuf twins.
+pub(crate) struct Prost;
+/// rmp-serde 1 (MessagePack).
+pub(crate) struct Rmp;
+/// serde_json 1.
+pub(crate) struct Json;
+
+/// Zao's name in the report.
+pub(crate) const ZAO: &str = "zao";
+/// The physical floor's name in the report.
+pub(crate) const RAW: &str = "raw copy (zerocopy)";
+/// bincode's legacy (fixed-width integer) config: a wire size, not timed.
+pub(crate) const BINCODE_FIXINT: &str = "bincode-fixint";
+
+impl<T: Encode + for<'de> Decode<'de>> Lib<T> for Zao {
+    const NAME: &'static str = ZAO;
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        value.encode(dst.as_mut()).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        value.to_vec()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        T::decode(bytes).ok()
+    }
+}
+
+impl<T: bitcode::Encode + bitcode::DecodeOwned> Lib<T> for Bitcode {
+    const NAME: &'static str = "bitcode";
+    type Dst = bitcode::Buffer;
+    type Fresh = Vec<u8>;
+
+    fn dst(_: usize) -> bitcode::Buffer {
+        bitcode::Buffer::new()
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut bitcode::Buffer) -> bool {
+        !dst.encode(value).is_empty()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        bitcode::encode(value)
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        bitcode::decode(bytes).ok()
+    }
+}
+
+impl<T> Lib<T> for Wincode
+where
+    T: wincode::SchemaWrite<wincode::config::DefaultConfig, Src = T>
+        + for<'de> wincode::SchemaRead<'de, wincode::config::DefaultConfig, Dst = T>,
+{
+    const NAME: &'static str = "wincode";
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        let out: &mut [u8] = dst.as_mut();
+        wincode::serialize_into(out, value).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        wincode::serialize(value).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        wincode::deserialize(bytes).ok()
+    }
+}
+
+impl<T> Lib<T> for Speedy
+where
+    T: speedy::Writable<speedy::LittleEndian> + for<'a> speedy::Readable<'a, speedy::LittleEndian>,
+{
+    const NAME: &'static str = "speedy";
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        value.write_to_buffer(dst.as_mut()).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        value.write_to_vec().unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        T::read_from_buffer(bytes).ok()
+    }
+}
+
+impl<T: bincode::Encode + bincode::Decode<()>> Lib<T> for Bincode {
+    const NAME: &'static str = "bincode";
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        bincode::encode_into_slice(value, dst.as_mut(), bincode::config::standard()).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        bincode::encode_to_vec(value, bincode::config::standard()).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        bincode::decode_from_slice(bytes, bincode::config::standard())
+            .ok()
+            .map(|(v, _)| v)
+    }
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Lib<T> for Postcard {
+    const NAME: &'static str = "postcard";
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        postcard::to_slice(value, dst.as_mut()).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        postcard::to_allocvec(value).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        postcard::from_bytes(bytes).ok()
+    }
+}
+
+impl<T> Lib<T> for Rkyv
+where
+    T: rkyv::Archive
+        + for<'a> rkyv::Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
+        + for<'a, 'b> rkyv::Serialize<
+            HighSerializer<&'b mut AlignedVec, ArenaHandle<'a>, rancor::Error>,
+        >,
+    T::Archived: for<'a> rkyv::bytecheck::CheckBytes<HighValidator<'a, rancor::Error>>
+        + rkyv::Deserialize<T, HighDeserializer<rancor::Error>>,
+{
+    const NAME: &'static str = "rkyv";
+    /// A reused output buffer and a reused scratch arena.
+    type Dst = (AlignedVec, Arena);
+    type Fresh = AlignedVec;
+
+    fn dst(wire: usize) -> Self::Dst {
+        (AlignedVec::with_capacity(wire), Arena::new())
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, (out, arena): &mut Self::Dst) -> bool {
+        out.clear();
+        rkyv::api::high::to_bytes_in_with_alloc::<_, _, rancor::Error>(
+            value,
+            &mut *out,
+            arena.acquire(),
+        )
+        .is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> AlignedVec {
+        rkyv::to_bytes::<rancor::Error>(value).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        rkyv::from_bytes::<T, rancor::Error>(bytes).ok()
+    }
+}
+
+/// rkyv's validated access: a row of its own, beside its decode.
+pub(crate) fn rkyv_access<T>(bytes: &[u8]) -> bool
+where
+    T: rkyv::Archive,
+    T::Archived: for<'a> rkyv::bytecheck::CheckBytes<HighValidator<'a, rancor::Error>>,
+{
+    rkyv::access::<T::Archived, rancor::Error>(bytes).is_ok()
+}
+
+impl<T: prost::Message + Default> Lib<T> for Prost {
+    const NAME: &'static str = "prost";
+    type Dst = Vec<u8>;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Vec<u8> {
+        Vec::with_capacity(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Vec<u8>) -> bool {
+        dst.clear();
+        value.encode(dst).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        value.encode_to_vec()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        T::decode(bytes).ok()
+    }
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Lib<T> for Rmp {
+    const NAME: &'static str = "rmp-serde";
+    type Dst = Vec<u8>;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Vec<u8> {
+        Vec::with_capacity(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Vec<u8>) -> bool {
+        dst.clear();
+        rmp_serde::encode::write(dst, value).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        rmp_serde::to_vec(value).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        rmp_serde::from_slice(bytes).ok()
+    }
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Lib<T> for Json {
+    const NAME: &'static str = "serde_json";
+    type Dst = Vec<u8>;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Vec<u8> {
+        Vec::with_capacity(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Vec<u8>) -> bool {
+        dst.clear();
+        serde_json::to_writer(&mut *dst, value).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        serde_json::to_vec(value).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// The wire size of bincode's fixed-width (legacy) config, for target (e).
+pub(crate) fn bincode_fixint_len<T: bincode::Encode>(value: &T) -> usize {
+    bincode::encode_to_vec(value, bincode::config::legacy()).map_or(0, |v| v.len())
+}
+
+/// The physical floor: the memory image copied with zerocopy, no format.
+/// Lengths are checked, nothing else is.
+pub(crate) struct Raw;
+
+impl Lib<zm::PlayerMoved> for Raw {
+    const NAME: &'static str = RAW;
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &zm::PlayerMoved, dst: &mut Aligned) -> bool {
+        value.write_to_prefix(dst.as_mut()).is_ok()
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &zm::PlayerMoved) -> Vec<u8> {
+        value.as_bytes().to_vec()
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<zm::PlayerMoved> {
+        zm::PlayerMoved::read_from_bytes(bytes).ok()
+    }
+}
+
+/// `WorldSnapshot` as tick and count (`u32`s), then the players' memory
+/// image; decoding casts the run in place (it lands 4-aligned) and copies it
+/// out with one `to_vec`.
+impl Lib<zm::WorldSnapshot> for Raw {
+    const NAME: &'static str = RAW;
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &zm::WorldSnapshot, dst: &mut Aligned) -> bool {
+        let players = value.players.as_bytes();
+        let Some((head, rest)) = dst.as_mut().split_first_chunk_mut::<8>() else {
+            return false;
+        };
+        let Some(run) = rest.get_mut(..players.len()) else {
+            return false;
+        };
+        head[..4].copy_from_slice(&value.tick.to_le_bytes());
+        head[4..].copy_from_slice(&(value.players.len() as u32).to_le_bytes());
+        run.copy_from_slice(players);
+        true
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &zm::WorldSnapshot) -> Vec<u8> {
+        let players = value.players.as_bytes();
+        let mut out = Vec::with_capacity(8 + players.len());
+        out.extend_from_slice(&value.tick.to_le_bytes());
+        out.extend_from_slice(&(value.players.len() as u32).to_le_bytes());
+        out.extend_from_slice(players);
+        out
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<zm::WorldSnapshot> {
+        let (tick, players) = raw_split(bytes)?;
+        Some(zm::WorldSnapshot {
+            tick,
+            players: players.to_vec(),
+        })
+    }
+}
+
+/// The raw `WorldSnapshot` form's tick and player run, borrowed.
+pub(crate) fn raw_split(bytes: &[u8]) -> Option<(u32, &[zm::PlayerState])> {
+    let (tick, rest) = u32::read_from_prefix(bytes).ok()?;
+    let (count, rest) = u32::read_from_prefix(rest).ok()?;
+    let players = <[zm::PlayerState]>::ref_from_bytes(rest).ok()?;
+    (players.len() == count as usize).then_some((tick, players))
+}

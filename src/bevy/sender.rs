@@ -1,0 +1,106 @@
+//! Sending with results: system parameters that encode a borrowed value
+//! straight into the transport.
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
+
+use crate::proto::Snapshot;
+
+use super::messages::{NetworkMessage, SendTarget, ZaoSendError};
+use super::protocol::ZaoProtocol;
+use super::{ZaoClient, ZaoServer};
+
+/// The server's sends, as a system parameter: the message is borrowed,
+/// encoded once straight into the transport (no clone into the World, no
+/// copy per target), and the result comes back at once.
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use zao::bevy::{SendTarget, ZaoSender};
+/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[zao(id = 7)]
+/// # struct Chat { text: String }
+///
+/// fn announce(mut sender: ZaoSender) {
+///     let chat = Chat { text: "round over".into() };
+///     if let Err(e) = sender.send(&chat, SendTarget::Room("lobby".into())) {
+///         eprintln!("not sent: {e}");
+///     }
+/// }
+/// ```
+#[derive(SystemParam)]
+pub struct ZaoSender<'w> {
+    server: Option<ResMut<'w, ZaoServer>>,
+    protocol: Res<'w, ZaoProtocol>,
+}
+
+impl ZaoSender<'_> {
+    /// Sends `message` to `target` on its registered channel.
+    ///
+    /// # Errors
+    /// [`ZaoSendError::NotRunning`] without a running server,
+    /// [`ZaoSendError::NotRegistered`], or the transport's
+    /// [`SendError`](crate::proto::SendError) (for one target: not
+    /// connected, backlog full; for any: too large).
+    pub fn send<T: NetworkMessage>(
+        &mut self,
+        message: &T,
+        target: impl Into<SendTarget>,
+    ) -> Result<(), ZaoSendError> {
+        let server = self.server.as_mut().ok_or(ZaoSendError::NotRunning)?;
+        server.send(&self.protocol, message, &target.into())
+    }
+
+    /// Sends a snapshot in datagram-sized chunks, each encoded once for
+    /// every target; returns the number of chunks.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub fn send_snapshot<T: NetworkMessage + Snapshot>(
+        &mut self,
+        snapshot: &T,
+        target: impl Into<SendTarget>,
+    ) -> Result<usize, ZaoSendError> {
+        let server = self.server.as_mut().ok_or(ZaoSendError::NotRunning)?;
+        server.send_snapshot(&self.protocol, snapshot, &target.into())
+    }
+
+    /// Whether a server is running to send with.
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// The running server, for what a system does beside sending (rooms,
+    /// kicks, stats): a system cannot hold both a `ZaoSender` and a
+    /// `ResMut<ZaoServer>`.
+    pub fn server(&mut self) -> Option<&mut ZaoServer> {
+        self.server.as_deref_mut()
+    }
+}
+
+/// The client's sends, as a system parameter: see [`ZaoSender`].
+#[derive(SystemParam)]
+pub struct ZaoClientSender<'w> {
+    client: Option<ResMut<'w, ZaoClient>>,
+    protocol: Res<'w, ZaoProtocol>,
+}
+
+impl ZaoClientSender<'_> {
+    /// Sends `message` to the server on its registered channel.
+    ///
+    /// # Errors
+    /// [`ZaoSendError::NotRunning`] while not connected,
+    /// [`ZaoSendError::NotRegistered`], or the transport's
+    /// [`SendError`](crate::proto::SendError).
+    pub fn send<T: NetworkMessage>(&mut self, message: &T) -> Result<(), ZaoSendError> {
+        let client = self.client.as_mut().ok_or(ZaoSendError::NotRunning)?;
+        client.send(&self.protocol, message)
+    }
+
+    /// Whether the client is connected.
+    #[must_use]
+    pub fn is_connected(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.is_connected())
+    }
+}

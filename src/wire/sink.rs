@@ -1,0 +1,306 @@
+//! Where encoded bytes go: the `Sink` trait, for a `Writer` over a caller's
+//! slice and for the end of a `Vec<u8>` or a `BytesMut`.
+
+use bytes::BytesMut;
+
+use super::varint::encode_varint_long;
+use super::varint_len;
+
+/// Where [`Encode::encode_to`](super::Encode::encode_to) writes: a
+/// [`Writer`](super::Writer) over a buffer the caller owns (capacity checked
+/// once by [`Writer::encode`](super::Writer::encode)), or the end of a
+/// `Vec<u8>` or a `BytesMut` with room reserved once for the whole encoding
+/// (by [`Encode::encode_to_vec`](super::Encode::encode_to_vec),
+/// [`encode_to_bytes`](super::Encode::encode_to_bytes),
+/// [`to_vec`](super::Encode::to_vec) and
+/// [`encode_message_to`](super::encode_message_to)), appended to without
+/// zero-filling it first: a run of blittable records is one `memcpy` into
+/// its spare capacity.
+///
+/// Implementing `Encode` by hand means writing `encode_to` against this trait
+/// with the `put_*` methods; they never panic.
+pub trait Sink {
+    /// Writes raw bytes.
+    fn put_slice(&mut self, src: &[u8]);
+
+    /// Writes a fixed-size array of bytes.
+    fn put_array<const N: usize>(&mut self, src: [u8; N]);
+
+    /// A window of a known size: for a [`Writer`](super::Writer), a writer
+    /// over exactly the window's bytes; for a growable buffer, the buffer
+    /// itself, with room for the window made first.
+    type Window<'w>: Sink
+    where
+        Self: 'w;
+
+    /// Opens a window over the next `size` bytes: one bounds check (or one
+    /// growth check) here, and with a constant `size` the compiler removes
+    /// the checks of the writes into it. Fill it, then give
+    /// [`is_filled`](Self::is_filled) of it to
+    /// [`close_window`](Self::close_window). [`put_fixed`](Self::put_fixed)
+    /// does all three around a closure.
+    fn window(&mut self, size: usize) -> Self::Window<'_>;
+
+    /// Closes a window opened by [`window`](Self::window): a window that was
+    /// not filled exactly (a hand-written impl that broke its `FIXED_SIZE`)
+    /// makes a [`Writer`](super::Writer) refuse further bytes and its encode
+    /// fail.
+    fn close_window(&mut self, filled: bool);
+
+    /// For a window: whether exactly its bytes were written. For any other
+    /// sink: whether nothing was refused.
+    fn is_filled(&self) -> bool;
+
+    /// Writes `size` bytes through `write`, in a [`window`](Self::window).
+    /// Returns whether `write` wrote exactly `size` bytes.
+    #[inline(always)]
+    fn put_fixed(&mut self, size: usize, write: impl FnOnce(&mut Self::Window<'_>)) -> bool {
+        let filled = {
+            let mut window = self.window(size);
+            write(&mut window);
+            window.is_filled()
+        };
+        self.close_window(filled);
+        filled
+    }
+
+    /// Writes `count` values of `size` bytes each, each through a
+    /// [`Writer`](super::Writer) over exactly its bytes, cut from one check
+    /// for the whole run. `items` must yield `count` values.
+    #[doc(hidden)]
+    fn put_run<I: Iterator>(
+        &mut self,
+        count: usize,
+        size: usize,
+        items: I,
+        write: impl FnMut(&mut super::Writer<'_>, I::Item),
+    ) -> bool;
+
+    /// Writes one byte.
+    #[inline(always)]
+    fn put_u8(&mut self, value: u8) {
+        self.put_array([value]);
+    }
+
+    /// Writes a canonical LEB128 varint.
+    #[inline(always)]
+    fn put_varint(&mut self, value: u64) {
+        if value < 0x80 {
+            self.put_u8(value as u8);
+        } else if value < 0x4000 {
+            // Two bytes, inline: counts and lengths of 128 to 16 383 (a
+            // snapshot of 1024 players) are common, not cold.
+            self.put_array([value as u8 | 0x80, (value >> 7) as u8]);
+        } else {
+            // The cold part takes the value, not the sink, and the bytes go
+            // out one by one, writes of constant size the compiler inlines:
+            // any call that takes the sink (or a buffer it appends to) makes
+            // the compiler keep the sink's state in memory on every path.
+            let (bytes, n) = encode_varint_long(value);
+            for &byte in bytes.iter().take(n) {
+                self.put_u8(byte);
+            }
+        }
+    }
+
+    /// Writes a length or count prefix (a varint).
+    #[inline(always)]
+    fn put_len(&mut self, len: usize) {
+        self.put_varint(len as u64);
+    }
+
+    /// Writes a little-endian `u16`.
+    #[inline(always)]
+    fn put_u16_le(&mut self, value: u16) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `u32`.
+    #[inline(always)]
+    fn put_u32_le(&mut self, value: u32) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `u64`.
+    #[inline(always)]
+    fn put_u64_le(&mut self, value: u64) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `u128`.
+    #[inline(always)]
+    fn put_u128_le(&mut self, value: u128) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `i16`.
+    #[inline(always)]
+    fn put_i16_le(&mut self, value: i16) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `i32`.
+    #[inline(always)]
+    fn put_i32_le(&mut self, value: i32) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `i64`.
+    #[inline(always)]
+    fn put_i64_le(&mut self, value: i64) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `i128`.
+    #[inline(always)]
+    fn put_i128_le(&mut self, value: i128) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `f32`.
+    #[inline(always)]
+    fn put_f32_le(&mut self, value: f32) {
+        self.put_array(value.to_le_bytes());
+    }
+
+    /// Writes a little-endian `f64`.
+    #[inline(always)]
+    fn put_f64_le(&mut self, value: f64) {
+        self.put_array(value.to_le_bytes());
+    }
+}
+
+/// Where `encode_to_vec`, `encode_to_bytes`, `to_vec` and `encode_message_to`
+/// encode: the end of a `Vec<u8>` or a `BytesMut` with room already reserved
+/// for the whole encoding. Writes append to the spare capacity without
+/// zero-filling it first (`#![forbid(unsafe_code)]` rules out writing into
+/// uninitialized memory any other way).
+///
+/// It never grows the buffer: a write past the reservation (a hand-written
+/// impl writing more than its `encoded_len`) is refused, and the caller drops
+/// the whole encoding. No growth path means no call that takes the buffer by
+/// reference, so the compiler keeps its pointer, length and capacity in
+/// registers for the whole encode (a growth call anywhere pinned them to
+/// memory: every write stored and reloaded the length, and the caller's
+/// first read of the finished `Vec` stalled on store forwarding). A
+/// fixed-size window is the buffer itself after one check that the window
+/// fits: no zeroed bytes to overwrite (zeroing right after the allocation
+/// lets the compiler turn `malloc` + `memset` into `calloc`, off the
+/// allocator's fast path) and no stack copy (which stalls on store
+/// forwarding too).
+#[derive(Debug)]
+pub(crate) struct Appender<'a, B> {
+    buf: &'a mut B,
+    /// Where the window ends (for the whole encoding: where it must end).
+    end: usize,
+    overflow: bool,
+}
+
+macro_rules! appender {
+    ($($buf:ty),*) => {$(
+        impl<'a> Appender<'a, $buf> {
+            /// Encodes `value` at the end of `buf`, which has room for
+            /// `len` more bytes; returns the bytes written, or 0 (and
+            /// nothing written) if `value` did not write exactly `len`.
+            #[inline(always)]
+            pub(crate) fn append<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T, len: usize) -> usize {
+                let start = buf.len();
+                let mut sink = Appender { end: start.saturating_add(len), buf, overflow: false };
+                value.encode_to(&mut sink);
+                if sink.overflow || sink.buf.len() != sink.end {
+                    sink.buf.truncate(start);
+                    return 0;
+                }
+                len
+            }
+        }
+
+        impl Sink for Appender<'_, $buf> {
+            type Window<'w> = Appender<'w, $buf> where Self: 'w;
+
+            #[inline(always)]
+            fn put_slice(&mut self, src: &[u8]) {
+                if src.len() <= self.buf.capacity() - self.buf.len() {
+                    // The check above is the one inside `extend_from_slice`:
+                    // the compiler drops its growth path.
+                    self.buf.extend_from_slice(src);
+                } else {
+                    self.overflow = true;
+                }
+            }
+
+            #[inline(always)]
+            fn put_array<const N: usize>(&mut self, src: [u8; N]) {
+                self.put_slice(&src);
+            }
+
+            #[inline(always)]
+            fn put_varint(&mut self, value: u64) {
+                if value < 0x80 {
+                    self.put_u8(value as u8);
+                } else if value < 0x4000 {
+                    self.put_array([value as u8 | 0x80, (value >> 7) as u8]);
+                } else if varint_len(value) <= self.buf.capacity() - self.buf.len() {
+                    // Out of line and by value: a call that took the buffer
+                    // by reference would pin it to memory for the whole
+                    // encode (see the type's docs).
+                    *self.buf = append_long_varint(core::mem::take(self.buf), value);
+                } else {
+                    self.overflow = true;
+                }
+            }
+
+            #[inline(always)]
+            fn window(&mut self, size: usize) -> Appender<'_, $buf> {
+                let end = self.buf.len().saturating_add(size);
+                Appender { buf: &mut *self.buf, end, overflow: false }
+            }
+
+            #[inline(always)]
+            fn close_window(&mut self, filled: bool) {
+                self.overflow |= !filled;
+            }
+
+            #[inline(always)]
+            fn is_filled(&self) -> bool {
+                !self.overflow && self.buf.len() == self.end
+            }
+
+            /// A run is zeroed first, then written through windows of the
+            /// slice writer, where every per-field check folds: appending
+            /// field by field kept the buffer's length in memory (a heap
+            /// store may alias it) and made `Inventory(128)` 3× slower.
+            #[inline(always)]
+            fn put_run<I: Iterator>(
+                &mut self,
+                count: usize,
+                size: usize,
+                items: I,
+                write: impl FnMut(&mut super::Writer<'_>, I::Item),
+            ) -> bool {
+                let total = count.saturating_mul(size);
+                let start = self.buf.len();
+                if total > self.buf.capacity() - start {
+                    self.overflow = true;
+                    return false;
+                }
+                self.buf.resize(start + total, 0);
+                let run = self.buf.get_mut(start..).unwrap_or_default();
+                let filled = super::Writer::new(run).put_run(count, size, items, write);
+                self.overflow |= !filled;
+                filled
+            }
+        }
+    )*};
+}
+
+appender!(Vec<u8>, BytesMut);
+
+/// Appends a varint of three bytes or more; see `Appender::put_varint`.
+#[cold]
+#[inline(never)]
+fn append_long_varint<B: Extend<u8>>(mut buf: B, value: u64) -> B {
+    let (bytes, n) = encode_varint_long(value);
+    buf.extend(bytes.into_iter().take(n));
+    buf
+}
