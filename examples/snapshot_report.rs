@@ -34,7 +34,6 @@ mod world;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
-use std::fs;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -51,12 +50,11 @@ use zao::{Decode, Encode, Message, Snapshot, SnapshotItem};
 use zao_messages::{EntitySnapshot, EntityState};
 
 use world::World;
+use zao_perf::{Section, percentile, us};
 
 const HZ: u32 = 60;
 const PLAYERS: usize = 1024;
 const SEED: u64 = 1;
-const MARK_START: &str = "<!-- snapshots:start -->";
-const MARK_END: &str = "<!-- snapshots:end -->";
 
 /// The `f32` world as Zao sends it today: 20 bytes a player, blittable.
 #[derive(
@@ -297,7 +295,7 @@ fn sizes(ticks: usize) -> Sizes {
 
         // The client: apply this tick's delta against the snapshot 3
         // ticks old (keyframes until it has one) and check it.
-        let baseline = if seq > 3 { seq - 3 } else { 0 };
+        let baseline = seq.saturating_sub(3);
         chunks.clear();
         history.encode(baseline, &mut scratch, &mut chunks).unwrap();
         let started = Instant::now();
@@ -611,21 +609,6 @@ fn cpu(clients: usize, rounds: usize, block: usize) -> Cpu {
     }
 }
 
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
-fn us(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us >= 100.0 {
-        format!("{us:.0}")
-    } else {
-        format!("{us:.1}")
-    }
-}
-
 fn verdict(ok: bool) -> &'static str {
     if ok { "holds" } else { "MISSES" }
 }
@@ -790,11 +773,11 @@ fn report(s: &Sizes, cells: &[Cpu], took: Duration, quick: bool) -> String {
     writeln!(
         w,
         "Medians over the ticks of the size run, one thread, release build.\n\n| operation | µs a tick |\n|---|--:|\n| server: encode the keyframe ({PLAYERS} players) | {} |\n| server: encode a delta 3 ticks old | {} |\n| client: apply a delta 3 ticks old (every chunk: decode, check, join) | {} |\n| client: then build the `EntitySnapshot` value | {} |\n| client: decode today's full snapshot (every chunk, `decode_in_place`) | {} |",
-        us(median(&s.encode_keyframe)),
-        us(median(&s.encode_delta)),
-        us(median(&s.apply_delta)),
-        us(median(&s.build_delta)),
-        us(median(&s.decode_full)),
+        us(percentile(&s.encode_keyframe, 0.5)),
+        us(percentile(&s.encode_delta, 0.5)),
+        us(percentile(&s.apply_delta, 0.5)),
+        us(percentile(&s.build_delta, 0.5)),
+        us(percentile(&s.decode_full, 0.5)),
     )
     .unwrap();
     w
@@ -806,13 +789,7 @@ fn mean_usize(v: &[usize]) -> f64 {
 
 fn write_section(section: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
-    let old = fs::read_to_string(&path).unwrap_or_default();
-    let block = format!("{MARK_START}\n{section}{MARK_END}");
-    let new = match (old.find(MARK_START), old.find(MARK_END)) {
-        (Some(s), Some(e)) if s < e => {
-            format!("{}{block}{}", &old[..s], &old[e + MARK_END.len()..])
-        }
-        _ => format!("{}\n\n{block}\n", old.trim_end()),
-    };
-    fs::write(&path, new).unwrap();
+    Section::new("snapshots")
+        .write(&path, section)
+        .expect("write BENCHMARKS.md");
 }
