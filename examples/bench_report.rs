@@ -435,10 +435,13 @@ fn report(filter: &Filter, save: Option<&Path>) {
     }
     let svg = svg(&results);
     let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root);
-    // zao-perf's broadcast tool owns a marked section of the same file: carry it over.
+    // Other tools own marked sections of the same file (zao-perf's
+    // broadcast, snapshot_report): carry them over.
     let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
-    if let Some(block) = Section::new("broadcast").find(&old) {
-        markdown = format!("{}\n\n{block}\n", markdown.trim_end());
+    for name in ["broadcast", "snapshots"] {
+        if let Some(block) = Section::new(name).find(&old) {
+            markdown = format!("{}\n\n{block}\n", markdown.trim_end());
+        }
     }
     fs::create_dir_all(root.join("docs")).expect("create docs/");
     fs::write(root.join("docs/bench.svg"), svg).expect("write docs/bench.svg");

@@ -366,6 +366,45 @@
 //! # let _ = team_chat;
 //! ```
 //!
+//! ### Snapshots: quantized, delta-encoded, interpolated
+//!
+//! A snapshot type with `#[derive(Snapshot)]` (a `#[zao(tick)]` header
+//! field and `#[zao(items)]` items of a `#[derive(SnapshotItem)]` type
+//! keyed by `#[zao(key)]`) whose fields are quantized
+//! ([`wire::QVec3`], [`wire::QAngle`], [`wire::QQuat`], [`wire::QF32`]:
+//! a declared range and precision, bit-packed) travels as deltas
+//! (docs/WIRE.md §12.10). Register it with
+//! [`bevy::AppZaoExt::add_zao_delta_snapshot`]; the server calls
+//! [`bevy::ZaoSender::send_delta_snapshot`] each tick, and each client gets
+//! the tick encoded against the newest snapshot it acknowledged — clients
+//! that acknowledged the same one share one encode. A client App reads
+//! [`bevy::ZaoSnapshots`]: `interpolated()` gives every entity's state at
+//! the render time of a jitter buffer whose delay follows the measured
+//! arrival jitter; [`bevy::SnapshotApplied`] messages give each applied
+//! chunk raw. BENCHMARKS.md ("Snapshots") measures the bytes and the
+//! server's cost.
+//!
+//! ```
+//! use bevy_ecs::prelude::*;
+//! use zao::bevy::{SendTarget, ZaoSender, ZaoSnapshots};
+//! use zao_messages::{EntitySnapshot, EntityState};
+//!
+//! /// Server: the world, once a tick, to everyone.
+//! fn broadcast(mut sender: ZaoSender, mut tick: Local<u32>) {
+//!     *tick += 1;
+//!     let world = EntitySnapshot { tick: *tick, entities: vec![] };
+//!     let _ = sender.send_delta_snapshot(&world, SendTarget::All);
+//! }
+//!
+//! /// Client: draw every entity where the jitter buffer says it is now.
+//! fn draw(mut snapshots: ResMut<ZaoSnapshots<EntitySnapshot>>) {
+//!     for state in snapshots.interpolated() {
+//!         let _: EntityState = state;
+//!     }
+//! }
+//! # let _ = (broadcast, draw);
+//! ```
+//!
 //! ### Listen server
 //!
 //! A server App can be a player too: with both plugins,
@@ -465,11 +504,12 @@ pub use wire::{
     decode_message, encode_message, encode_message_to, message_len, split_message, varint_len,
 };
 #[cfg(feature = "derive")]
-pub use zao_derive::{Decode, Encode, Message};
+pub use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
 // zao's own types derive their impls whether or not the feature re-exports
 // the derives.
 #[cfg(not(feature = "derive"))]
-pub(crate) use zao_derive::{Decode, Encode, Message};
+#[allow(unused_imports)]
+pub(crate) use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
 
 /// zerocopy, re-exported for blittable types: derive its traits with
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.

@@ -23,7 +23,7 @@ fn receive(rx: &mut SnapshotReceiver, datagram: &[u8]) -> SnapshotVerdict {
             let (id, _) = zao::split_message(&message).unwrap();
             rx.handle_chunk(id, header)
         }
-        ParsedDatagram::Unreliable(_) => panic!("not a snapshot datagram"),
+        _ => panic!("not a snapshot datagram"),
     }
 }
 

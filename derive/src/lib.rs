@@ -12,12 +12,18 @@
 //! - `#[zao(tag = N)]` on an enum variant, or an integer discriminant `= N`:
 //!   the variant's wire tag. Every variant needs one.
 //! - `#[zao(id = N)]` with `#[derive(Message)]`: the stable message id.
+//!
+//! `#[derive(Snapshot)]` on a message with one `#[zao(items)] Vec<T>` field
+//! (and optionally a `#[zao(tick)]` field) splits it into independently
+//! decodable parts and makes it a delta snapshot; `#[derive(SnapshotItem)]`
+//! on `T` with one `#[zao(key)]` field gives its items' keys and lanes.
 
 #![forbid(unsafe_code)]
 
 mod attr;
 mod codegen;
 mod model;
+mod snapshot;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -38,6 +44,27 @@ pub fn derive_decode(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Message, attributes(zao))]
 pub fn derive_message(input: TokenStream) -> TokenStream {
     expand(input, codegen::message)
+}
+
+/// Derives `zao::proto::Snapshot` and `zao::proto::DeltaSnapshot` for a
+/// struct with one `#[zao(items)] Vec<T>` field whose `T` derives
+/// `SnapshotItem`; `#[zao(tick)]` on a header field gives the tick.
+#[proc_macro_derive(Snapshot, attributes(zao))]
+pub fn derive_snapshot(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    snapshot::snapshot(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Derives `zao::proto::SnapshotItem`: `#[zao(key)]` on the field that
+/// names the entity; every other field implements `zao::wire::Lanes`.
+#[proc_macro_derive(SnapshotItem, attributes(zao))]
+pub fn derive_snapshot_item(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    snapshot::item(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 fn expand(

@@ -11,6 +11,7 @@
 //! | [`SpawnEntity`] / [`SpawnEntityRef`] | 3 | 2 bounded | 34 + varint(len) + name bytes: 41 for "Goblin" |
 //! | [`WorldSnapshot`] | 4 | 3 collection | 4 + varint(n) + 16·n: 517 for 32 players, 16 390 for 1024 |
 //! | [`Inventory`] | 5 | 3 map | 4 + varint(n) + 13·n: 1 670 for 128 slots |
+//! | [`EntitySnapshot`] | 6 | 3 quantized, delta | 4 + varint(n) + 15·n; as deltas, the changes only |
 //!
 //! A message on the wire is its id as a varint, then the body
 //! ([`zao::encode_message`]); [`GameMessage`] decodes any of them by id.
@@ -19,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod buttons;
+mod entities;
 pub mod samples;
 
 use std::collections::HashMap;
@@ -26,9 +28,10 @@ use std::collections::HashMap;
 use glam::{Quat, Vec2, Vec3};
 use zao::proto::{Channel, Direction, Protocol};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, DecodeError, Encode, EncodeError, Message};
+use zao::{Decode, DecodeError, Encode, EncodeError, Message, Snapshot, SnapshotItem};
 
 pub use buttons::Buttons;
+pub use entities::{EntitySnapshot, EntityState, Heading, Position};
 
 /// A player's entity moved. Tier 0: its wire form is its memory image,
 /// exactly 16 bytes, one copy each way.
@@ -133,7 +136,8 @@ impl SpawnEntityRef<'_> {
     }
 }
 
-/// One player's state in a snapshot. Blittable: 16 bytes.
+/// One player's state in a snapshot. Blittable: 16 bytes. As a delta
+/// snapshot item its key is the entity and its lanes the position's bits.
 #[derive(
     Clone,
     Copy,
@@ -142,6 +146,7 @@ impl SpawnEntityRef<'_> {
     PartialEq,
     Encode,
     Decode,
+    SnapshotItem,
     FromBytes,
     IntoBytes,
     Immutable,
@@ -152,6 +157,7 @@ impl SpawnEntityRef<'_> {
 #[repr(C)]
 pub struct PlayerState {
     /// The player's entity.
+    #[zao(key)]
     pub entity: u32,
     /// Its position.
     pub position: Vec3,
@@ -159,12 +165,19 @@ pub struct PlayerState {
 
 /// Every player's state at a tick. Tier 3: the player run is one copy each
 /// way. 4 + varint(n) + 16·n bytes: 517 for 32 players, 16 390 for 1024.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+///
+/// A snapshot: `send_snapshot` splits it into parts of the tick and a run
+/// of the players, each decoding on its own as a `WorldSnapshot`, so losing
+/// one datagram loses only its players; `send_delta_snapshot` sends it as
+/// deltas keyed by entity.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message, Snapshot)]
 #[zao(id = 4)]
 pub struct WorldSnapshot {
     /// Server tick.
+    #[zao(tick)]
     pub tick: u32,
     /// The players.
+    #[zao(items)]
     pub players: Vec<PlayerState>,
 }
 
@@ -193,25 +206,6 @@ pub struct Inventory {
     pub owner: u32,
     /// Slot index to stack.
     pub slots: HashMap<u32, ItemStack>,
-}
-
-/// A part of a snapshot is the tick and a run of its players: each chunk
-/// decodes on its own as a `WorldSnapshot`, so losing one datagram loses only
-/// its players.
-impl zao::proto::Snapshot for WorldSnapshot {
-    fn items(&self) -> usize {
-        self.players.len()
-    }
-
-    fn part_len(&self, items: core::ops::Range<usize>) -> usize {
-        4 + zao::varint_len(items.len() as u64) + 16 * items.len()
-    }
-
-    fn encode_part(&self, items: core::ops::Range<usize>, w: &mut zao::Writer<'_>) {
-        w.put_u32_le(self.tick);
-        // The same wire form as the whole message: a count, then the run.
-        self.players.get(items).unwrap_or_default().encode_to(w);
-    }
 }
 
 /// The reference protocol: every message with its channel and direction, the

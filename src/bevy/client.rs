@@ -4,7 +4,10 @@
 use bevy_ecs::prelude::*;
 use bevy_state::state::NextState;
 
-use crate::proto::{ClientCore, ClientEvent, ClientId, ConnectionStats, DisconnectReason};
+use crate::proto::{
+    ClientCore, ClientEvent, ClientId, ConnectionStats, DisconnectReason, SnapshotAck,
+    SnapshotChunk,
+};
 
 use super::messages::{Connected, Disconnected, NetworkMessage, ZaoSendError};
 use super::protocol::ZaoProtocol;
@@ -63,6 +66,9 @@ pub struct ZaoClient {
     state: ConnectionState,
     /// Reused between updates: the events of one poll.
     inbox: Vec<ClientEvent>,
+    /// Delta snapshot chunks of this update, for each type's
+    /// `ZaoSnapshots` to take.
+    snapshot_chunks: Vec<SnapshotChunk>,
 }
 
 impl core::fmt::Debug for ZaoClient {
@@ -79,6 +85,7 @@ impl ZaoClient {
             transport,
             state: ConnectionState::Connecting,
             inbox: Vec::new(),
+            snapshot_chunks: Vec::new(),
         }
     }
 
@@ -114,6 +121,21 @@ impl ZaoClient {
     #[must_use]
     pub fn stats(&self) -> Option<ConnectionStats> {
         self.transport.core().stats()
+    }
+
+    /// This update's delta snapshot chunks of message `id`.
+    pub(crate) fn take_snapshot_chunks(&mut self, id: u32) -> Vec<SnapshotChunk> {
+        let (mine, rest) = core::mem::take(&mut self.snapshot_chunks)
+            .into_iter()
+            .partition(|c| c.message.id() == id);
+        self.snapshot_chunks = rest;
+        mine
+    }
+
+    /// Tells the server which delta snapshots this client holds; whether
+    /// the acks went out.
+    pub(crate) fn send_acks(&mut self, acks: &[SnapshotAck]) -> bool {
+        self.transport.core_mut().send_acks(acks).is_ok()
     }
 
     /// Leaves the server with a reason it will see in its
@@ -182,6 +204,11 @@ pub(crate) fn receive(world: &mut World) {
     let mut inbox = core::mem::take(&mut zao.inbox);
     let core = zao.transport.core_mut();
     inbox.extend(core::iter::from_fn(|| core.poll_event()));
+    // Chunks of types nobody registered do not pile up.
+    zao.snapshot_chunks.clear();
+    let core = zao.transport.core_mut();
+    let chunks: Vec<SnapshotChunk> = core::iter::from_fn(|| core.poll_snapshot()).collect();
+    zao.snapshot_chunks = chunks;
     for event in &inbox {
         match event {
             ClientEvent::Connected { client } => zao.state = ConnectionState::Connected(*client),

@@ -274,7 +274,10 @@ fn start_transport(
         let mut config = crate::sim::SimServerConfig::new(protocol);
         config.limits = settings.limits;
         config.auth = settings.auth;
-        return net.lock().start_server(config).map(ServerTransport::Sim);
+        return net
+            .lock()
+            .start_server(config)
+            .map(|s| ServerTransport::Sim(Box::new(s)));
     }
     let _ = world;
     let certificate = match settings.certificate {

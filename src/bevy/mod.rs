@@ -39,6 +39,7 @@ mod protocol;
 mod sender;
 mod server;
 mod set;
+mod snapshots;
 mod state;
 #[cfg(feature = "sim")]
 pub mod testing;
@@ -55,11 +56,14 @@ pub use protocol::{AppZaoExt, ChannelName, ZaoProtocol};
 pub use sender::{ZaoClientSender, ZaoSender};
 pub use server::{ClientStats, ConnectedClient, ZaoServer};
 pub use set::ZaoSet;
+pub use snapshots::{SnapshotApplied, ZaoSnapshots};
 pub use state::{
     ClientEdges, ZaoClientState, ZaoServerState, client_connected, client_just_connected,
     client_just_disconnected, server_running,
 };
 
 /// What the messages and resources carry, re-exported for one `use`.
-pub use crate::proto::{Channel, ChannelKind, Direction, Identity, RefuseReason};
+pub use crate::proto::{
+    Channel, ChannelKind, DeltaSent, Direction, Identity, JitterConfig, RefuseReason,
+};
 pub use crate::quic::{ClientId, DisconnectReason, StartError};

@@ -5,19 +5,21 @@
 
 use std::collections::HashMap;
 
-use bevy_app::{App, PostUpdate};
+use bevy_app::{App, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
 
 use crate::DecodeError;
 use crate::proto::{
-    Channel, ChannelKind, ClientId, Direction, Protocol, Received, SendError, Snapshot,
+    Channel, ChannelKind, ClientId, DeltaSnapshot, Direction, JitterConfig, Protocol, Received,
+    SendError, Snapshot,
 };
 
 use super::messages::{
     FromClient, FromServer, NetworkMessage, SendFailed, ToClients, ToServer, ZaoSendError,
 };
 use super::plugin::init;
-use super::set::SendStep;
+use super::set::{SendStep, ZaoSet};
+use super::snapshots::{SnapshotApplied, ZaoSnapshots, receive_delta};
 use super::{ZaoClient, ZaoServer};
 
 /// Decodes a received message from a client and writes it as a
@@ -211,6 +213,25 @@ pub trait AppZaoExt {
     /// # Panics
     /// As [`add_zao_message`](Self::add_zao_message).
     fn add_zao_snapshot<T: NetworkMessage + Snapshot>(&mut self) -> &mut Self;
+
+    /// Registers delta snapshot type `T` on [`Channel::SNAPSHOT`], server
+    /// to clients (docs/WIRE.md §12.10). The server sends it with
+    /// [`ZaoSender::send_delta_snapshot`](super::ZaoSender::send_delta_snapshot):
+    /// each client gets it encoded against the newest snapshot it
+    /// acknowledged, clients sharing a baseline share one encode. Each
+    /// client App gets a [`ZaoSnapshots<T>`](super::ZaoSnapshots) resource
+    /// (applied chunks, acknowledgements, and a jitter buffer set up with
+    /// `jitter`, for interpolated states) and a
+    /// [`SnapshotApplied<T>`](super::SnapshotApplied) message per applied
+    /// chunk. `T` also travels whole, as with
+    /// [`add_zao_snapshot`](Self::add_zao_snapshot).
+    ///
+    /// # Panics
+    /// As [`add_zao_message`](Self::add_zao_message).
+    fn add_zao_delta_snapshot<T>(&mut self, jitter: JitterConfig) -> &mut Self
+    where
+        T: NetworkMessage + DeltaSnapshot,
+        T::Item: Clone + Send + Sync;
 }
 
 impl AppZaoExt for App {
@@ -263,6 +284,22 @@ impl AppZaoExt for App {
         init(self);
         register::<T>(self, Channel::SNAPSHOT, Direction::ServerToClient);
         self.add_systems(PostUpdate, send_snapshots::<T>.in_set(SendStep::Messages))
+    }
+
+    fn add_zao_delta_snapshot<T>(&mut self, jitter: JitterConfig) -> &mut Self
+    where
+        T: NetworkMessage + DeltaSnapshot,
+        T::Item: Clone + Send + Sync,
+    {
+        self.add_zao_snapshot::<T>()
+            .insert_resource(ZaoSnapshots::<T>::new(jitter))
+            .add_message::<SnapshotApplied<T>>()
+            .add_systems(
+                PreUpdate,
+                receive_delta::<T>
+                    .after(super::client::receive)
+                    .in_set(ZaoSet::Receive),
+            )
     }
 }
 

@@ -4,7 +4,7 @@
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 
-use crate::proto::Snapshot;
+use crate::proto::{DeltaSent, DeltaSnapshot, Snapshot};
 
 use super::messages::{NetworkMessage, SendTarget, ZaoSendError};
 use super::protocol::ZaoProtocol;
@@ -63,6 +63,23 @@ impl ZaoSender<'_> {
     ) -> Result<usize, ZaoSendError> {
         let server = self.server.as_mut().ok_or(ZaoSendError::NotRunning)?;
         server.send_snapshot(&self.protocol, snapshot, &target.into())
+    }
+
+    /// Sends a delta snapshot of a type registered with
+    /// [`add_zao_delta_snapshot`](super::AppZaoExt::add_zao_delta_snapshot):
+    /// each target gets it against the newest snapshot it acknowledged,
+    /// encoded once per distinct baseline. Returns what was sent (encodes,
+    /// keyframes, bytes).
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub fn send_delta_snapshot<T: NetworkMessage + DeltaSnapshot>(
+        &mut self,
+        snapshot: &T,
+        target: impl Into<SendTarget>,
+    ) -> Result<DeltaSent, ZaoSendError> {
+        let server = self.server.as_mut().ok_or(ZaoSendError::NotRunning)?;
+        server.send_delta_snapshot(&self.protocol, snapshot, &target.into())
     }
 
     /// Whether a server is running to send with.

@@ -8,8 +8,8 @@ use std::time::Instant;
 use bevy_ecs::prelude::*;
 
 use crate::proto::{
-    ClientId, ConnectionStats, DisconnectReason, HandshakeStats, Identity, LocalLink, ServerCore,
-    ServerEvent, Snapshot, Target,
+    ClientId, ConnectionStats, DeltaSent, DeltaSnapshot, DisconnectReason, HandshakeStats,
+    Identity, LocalLink, ServerCore, ServerEvent, Snapshot, Target,
 };
 use crate::quic::CertHash;
 
@@ -24,7 +24,7 @@ pub(crate) enum ServerTransport {
     Quic(Box<crate::quic::Server>),
     /// The simulated network ([`testing`](super::testing)).
     #[cfg(feature = "sim")]
-    Sim(crate::sim::SimServer),
+    Sim(Box<crate::sim::SimServer>),
 }
 
 impl ServerTransport {
@@ -262,6 +262,32 @@ impl ZaoServer {
         transport
             .core_mut()
             .send_snapshot(target, snapshot)
+            .map_err(ZaoSendError::from)
+    }
+
+    /// Sends a delta snapshot (docs/WIRE.md §12.10): each target gets it
+    /// encoded against the newest snapshot of `T` it acknowledged, once per
+    /// distinct baseline; see [`ServerCore::send_delta_snapshot`].
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub fn send_delta_snapshot<T: NetworkMessage + DeltaSnapshot>(
+        &mut self,
+        protocol: &ZaoProtocol,
+        snapshot: &T,
+        target: &SendTarget,
+    ) -> Result<DeltaSent, ZaoSendError> {
+        if protocol.channel_of(T::ID).is_none() {
+            return Err(ZaoSendError::NotRegistered);
+        }
+        let target = self.target(target);
+        let Self {
+            transport, members, ..
+        } = self;
+        let target = resolve(target, members);
+        transport
+            .core_mut()
+            .send_delta_snapshot(target, snapshot)
             .map_err(ZaoSendError::from)
     }
 

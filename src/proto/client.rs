@@ -2,6 +2,7 @@
 //! (`zao::quic` over quinn, `zao::sim` on the simulated network) drives
 //! it; the application talks to [`ClientCore`].
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::BytesMut;
@@ -9,7 +10,7 @@ use bytes::BytesMut;
 use super::cell::SessionCell;
 use super::{
     Channel, ClientId, CloseCode, ConnectionStats, DisconnectReason, Outgoing, Received, SendError,
-    SessionEvent,
+    SessionEvent, SnapshotAck, SnapshotChunk,
 };
 use crate::Message;
 
@@ -42,6 +43,10 @@ pub enum ClientEvent {
 pub struct ClientCore {
     cell: Arc<SessionCell>,
     scratch: BytesMut,
+    /// Delta snapshot chunks taken off the session by `poll_event`, for
+    /// `poll_snapshot`, and their bytes.
+    chunks: VecDeque<SnapshotChunk>,
+    chunk_bytes: usize,
 }
 
 impl ClientCore {
@@ -49,6 +54,8 @@ impl ClientCore {
         Self {
             cell,
             scratch: BytesMut::with_capacity(16 * 1024),
+            chunks: VecDeque::new(),
+            chunk_bytes: 0,
         }
     }
 
@@ -56,13 +63,25 @@ impl ClientCore {
         &self.cell
     }
 
-    /// The next event, or `None`. Never blocks.
+    /// The next event, or `None`. Never blocks. Delta snapshot chunks do
+    /// not come here: they wait for [`poll_snapshot`](Self::poll_snapshot).
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
-        let mut session = self.cell.lock();
-        let event = session.poll_event()?;
-        if session.take_resume() {
-            self.cell.wake();
-        }
+        let cell = self.cell.clone();
+        let mut session = cell.lock();
+        let event = loop {
+            let event = session.poll_event()?;
+            if session.take_resume() {
+                self.cell.wake();
+            }
+            match event {
+                SessionEvent::Snapshot { chunk, .. } => {
+                    let limit = session.limits().inbound_queue;
+                    self.keep_chunk(chunk, limit);
+                }
+                event => break event,
+            }
+        };
+        drop(session);
         Some(match event {
             SessionEvent::Connected { client, .. } => ClientEvent::Connected { client },
             SessionEvent::Message { channel, message } => ClientEvent::Message { channel, message },
@@ -71,7 +90,55 @@ impl ClientCore {
             SessionEvent::Refused(reason) => ClientEvent::Disconnected {
                 reason: DisconnectReason::Refused(reason),
             },
+            // Kept aside above.
+            SessionEvent::Snapshot { .. } => return None,
         })
+    }
+
+    /// Queues a chunk for `poll_snapshot`, dropping the oldest past
+    /// `limit` bytes (an application that never takes them).
+    fn keep_chunk(&mut self, chunk: SnapshotChunk, limit: usize) {
+        self.chunk_bytes += chunk.message.message().len();
+        self.chunks.push_back(chunk);
+        while self.chunk_bytes > limit {
+            let Some(old) = self.chunks.pop_front() else {
+                break;
+            };
+            self.chunk_bytes -= old.message.message().len();
+        }
+    }
+
+    /// The next chunk of a delta snapshot
+    /// ([`ServerCore::send_delta_snapshot`](super::ServerCore::send_delta_snapshot)),
+    /// or `None`: hand it to the [`DeltaReceiver`](super::DeltaReceiver)
+    /// of its type (`chunk.message.id()`). Call after draining
+    /// [`poll_event`](Self::poll_event), then send the receivers' acks
+    /// ([`send_acks`](Self::send_acks)).
+    pub fn poll_snapshot(&mut self) -> Option<SnapshotChunk> {
+        if self.chunks.is_empty() {
+            // Chunks still in the session, if the application polls
+            // snapshots before (or without) events: take those that lead.
+            let cell = self.cell.clone();
+            let mut session = cell.lock();
+            while let Some(event) = session.poll_event() {
+                match event {
+                    SessionEvent::Snapshot { chunk, .. } => {
+                        let limit = session.limits().inbound_queue;
+                        self.keep_chunk(chunk, limit);
+                    }
+                    other => {
+                        session.unpoll_event(other);
+                        break;
+                    }
+                }
+            }
+            if session.take_resume() {
+                self.cell.wake();
+            }
+        }
+        let chunk = self.chunks.pop_front()?;
+        self.chunk_bytes -= chunk.message.message().len();
+        Some(chunk)
     }
 
     /// Our id, once connected.
@@ -103,6 +170,24 @@ impl ClientCore {
     pub fn send_outgoing(&mut self, channel: Channel, message: &Outgoing) -> Result<(), SendError> {
         let result = self.cell.lock().send(channel, message);
         if result.is_ok() {
+            self.cell.wake();
+        }
+        result
+    }
+
+    /// Tells the server which delta snapshots this client holds
+    /// ([`DeltaReceiver::ack`](super::DeltaReceiver::ack), one per snapshot
+    /// type), in one small datagram: the server then encodes the next
+    /// snapshots against them. Call once a frame after handling the
+    /// frame's events; an ack lost on the way only means a larger delta
+    /// until the next one arrives.
+    ///
+    /// # Errors
+    /// [`SendError::NotConnected`], or [`SendError::NotRegistered`] for
+    /// more than [`MAX_ACKS`](super::MAX_ACKS) acks.
+    pub fn send_acks(&mut self, acks: &[SnapshotAck]) -> Result<(), SendError> {
+        let result = self.cell.lock().send_acks(acks);
+        if result.is_ok() && !acks.is_empty() {
             self.cell.wake();
         }
         result

@@ -253,6 +253,8 @@ pub enum SendError {
     },
     /// The message type is not registered for this channel and side.
     NotRegistered(u32),
+    /// Two items of a delta snapshot have this key.
+    DuplicateKey(u64),
 }
 
 impl fmt::Display for SendError {
@@ -269,6 +271,7 @@ impl fmt::Display for SendError {
                     "message id {id} is not registered for this channel and side"
                 )
             }
+            Self::DuplicateKey(key) => write!(f, "two snapshot items have the key {key}"),
         }
     }
 }

@@ -3,10 +3,15 @@
 //! ```text
 //! unreliable: 0x01 ( len:varint  message:len )+
 //! snapshot:   0x02 seq:varint chunk:varint chunks:varint message
+//! delta:      0x03 seq:varint baseline:varint chunk:varint chunks:varint message
+//! ack:        0x04 ( id:varint newest:varint held:u64 )+
 //! ```
 //!
 //! A message is `id (varint) + body`. Unreliable datagrams pack several
-//! small messages; a snapshot datagram carries one chunk of one snapshot.
+//! small messages; a snapshot datagram carries one chunk of one snapshot;
+//! a delta datagram one chunk of a snapshot encoded against a baseline
+//! (server to client); an ack datagram what a client holds (client to
+//! server).
 
 use core::fmt;
 
@@ -18,12 +23,59 @@ use crate::{DecodeError, Writer};
 /// The first byte of a datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum DatagramKind {
     /// Packed unreliable messages.
     Unreliable = 0x01,
     /// One chunk of a sequenced snapshot.
     Snapshot = 0x02,
+    /// One chunk of a delta snapshot (server to client).
+    Delta = 0x03,
+    /// The snapshots a client holds, for delta baselines (client to server).
+    Ack = 0x04,
 }
+
+/// Where a delta snapshot chunk belongs (docs/WIRE.md §12.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeltaHeader {
+    /// The sender's sequence number for this message type, from 1.
+    pub seq: u64,
+    /// The sequence number of the snapshot this one is encoded against;
+    /// 0 for a keyframe (against nothing). Always below `seq`.
+    pub baseline: u64,
+    /// This chunk's index, below `chunks`.
+    pub chunk: u32,
+    /// How many chunks the snapshot was split into.
+    pub chunks: u32,
+}
+
+/// What a client holds of one snapshot type: the newest whole snapshot it
+/// applied and, bit `i` of `held`, whether it holds `newest − 1 − i` too.
+/// A server encodes deltas only against snapshots a client acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SnapshotAck {
+    /// The message id of the snapshot type.
+    pub id: u32,
+    /// The newest sequence number held whole (0: none).
+    pub newest: u64,
+    /// The 64 sequence numbers before `newest`, bit 0 for `newest − 1`.
+    pub held: u64,
+}
+
+impl SnapshotAck {
+    /// Whether the ack says `seq` is held.
+    #[must_use]
+    pub fn holds(&self, seq: u64) -> bool {
+        if seq == 0 || seq > self.newest {
+            return false;
+        }
+        let back = self.newest - seq;
+        back == 0 || (back <= 64 && self.held & (1 << (back - 1)) != 0)
+    }
+}
+
+/// Most acks one ack datagram carries.
+pub const MAX_ACKS: usize = 16;
 
 /// Where a snapshot chunk belongs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,11 +120,16 @@ impl From<DecodeError> for DatagramError {
 
 /// A received datagram, parsed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ParsedDatagram {
     /// Packed messages, each `id + body`, sharing the datagram's memory.
     Unreliable(Vec<Bytes>),
     /// One snapshot chunk.
     Snapshot(SnapshotHeader, Bytes),
+    /// One delta snapshot chunk: `id + delta body`.
+    Delta(DeltaHeader, Bytes),
+    /// A client's acks.
+    Acks(Vec<SnapshotAck>),
 }
 
 /// Parses a received datagram. Message slices share the datagram's buffer.
@@ -96,6 +153,44 @@ pub fn split_datagram(datagram: &Bytes) -> Result<ParsedDatagram, DatagramError>
                 SnapshotHeader { seq, chunk, chunks },
                 datagram.slice(start..),
             ))
+        }
+        0x03 => {
+            let mut r = Reader::new(rest);
+            let seq = r.get_varint()?;
+            let baseline = r.get_varint()?;
+            let chunk = r.get_varint_u32()?;
+            let chunks = r.get_varint_u32()?;
+            if chunk >= chunks || r.is_empty() || seq == 0 || baseline >= seq {
+                return Err(DatagramError::Malformed(DecodeError::InvalidValue));
+            }
+            let start = datagram.len() - r.remaining();
+            Ok(ParsedDatagram::Delta(
+                DeltaHeader {
+                    seq,
+                    baseline,
+                    chunk,
+                    chunks,
+                },
+                datagram.slice(start..),
+            ))
+        }
+        0x04 => {
+            let mut r = Reader::new(rest);
+            let mut acks = Vec::new();
+            while !r.is_empty() {
+                if acks.len() == MAX_ACKS {
+                    return Err(DatagramError::Malformed(DecodeError::OverLimit));
+                }
+                acks.push(SnapshotAck {
+                    id: r.get_varint_u32()?,
+                    newest: r.get_varint()?,
+                    held: r.get_u64_le()?,
+                });
+            }
+            if acks.is_empty() {
+                return Err(DatagramError::Malformed(DecodeError::UnexpectedEnd));
+            }
+            Ok(ParsedDatagram::Acks(acks))
         }
         other => Err(DatagramError::UnknownKind(other)),
     }
@@ -153,6 +248,49 @@ pub fn snapshot_datagram(
     let written = w.position();
     buf.truncate(written);
     buf.split().freeze()
+}
+
+/// Bytes a delta datagram for a message of `message_len` bytes takes.
+#[must_use]
+pub fn delta_datagram_len(header: DeltaHeader, message_len: usize) -> usize {
+    1 + varint_len(header.seq)
+        + varint_len(header.baseline)
+        + varint_len(u64::from(header.chunk))
+        + varint_len(u64::from(header.chunks))
+        + message_len
+}
+
+/// Worst-case bytes of a delta datagram's header: the kind, a sequence
+/// number, a baseline, a chunk index and a chunk count.
+pub const DELTA_HEADER_MAX: usize = 1 + 10 + 10 + 5 + 5;
+
+/// Writes a delta datagram's header into `w`.
+pub fn put_delta_header(w: &mut Writer<'_>, header: DeltaHeader) {
+    w.put_u8(DatagramKind::Delta as u8);
+    w.put_varint(header.seq);
+    w.put_varint(header.baseline);
+    w.put_varint(u64::from(header.chunk));
+    w.put_varint(u64::from(header.chunks));
+}
+
+/// An ack datagram holding `acks` (at most [`MAX_ACKS`]; more are left
+/// out).
+#[must_use]
+pub fn ack_datagram(acks: &[SnapshotAck]) -> Bytes {
+    let acks = acks.get(..acks.len().min(MAX_ACKS)).unwrap_or_default();
+    let len = 1 + acks
+        .iter()
+        .map(|a| varint_len(u64::from(a.id)) + varint_len(a.newest) + 8)
+        .sum::<usize>();
+    let mut buf = vec![0u8; len];
+    let mut w = Writer::new(&mut buf);
+    w.put_u8(DatagramKind::Ack as u8);
+    for ack in acks {
+        w.put_varint(u64::from(ack.id));
+        w.put_varint(ack.newest);
+        w.put_u64_le(ack.held);
+    }
+    Bytes::from(buf)
 }
 
 /// An unreliable datagram holding one message (`id + body`).
@@ -251,7 +389,7 @@ mod tests {
         for d in &datagrams {
             match split_datagram(d).unwrap() {
                 ParsedDatagram::Unreliable(msgs) => seen.extend(msgs.iter().map(|m| m[0])),
-                ParsedDatagram::Snapshot(..) => panic!("kind"),
+                _ => panic!("kind"),
             }
         }
         assert_eq!(seen, (0..100).collect::<Vec<_>>());
@@ -271,7 +409,46 @@ mod tests {
                 assert_eq!(got, h);
                 assert_eq!(&msg[..], b"abc");
             }
-            ParsedDatagram::Unreliable(_) => panic!("kind"),
+            _ => panic!("kind"),
+        }
+    }
+
+    #[test]
+    fn acks_and_delta_headers_round_trip() {
+        let acks = [
+            SnapshotAck {
+                id: 4,
+                newest: 300,
+                held: 0b101,
+            },
+            SnapshotAck {
+                id: 70_000,
+                newest: 0,
+                held: u64::MAX,
+            },
+        ];
+        match split_datagram(&ack_datagram(&acks)).unwrap() {
+            ParsedDatagram::Acks(got) => assert_eq!(got, acks),
+            _ => panic!("kind"),
+        }
+        assert!(acks[0].holds(300) && acks[0].holds(299) && !acks[0].holds(298));
+        assert!(acks[0].holds(297) && !acks[0].holds(301) && !acks[0].holds(0));
+        let h = DeltaHeader {
+            seq: 9,
+            baseline: 7,
+            chunk: 1,
+            chunks: 2,
+        };
+        let mut buf = vec![0u8; delta_datagram_len(h, 2)];
+        let mut w = Writer::new(&mut buf);
+        put_delta_header(&mut w, h);
+        w.put_slice(&[4, 0]);
+        match split_datagram(&Bytes::from(buf)).unwrap() {
+            ParsedDatagram::Delta(got, msg) => {
+                assert_eq!(got, h);
+                assert_eq!(&msg[..], [4, 0]);
+            }
+            _ => panic!("kind"),
         }
     }
 
@@ -286,6 +463,14 @@ mod tests {
             &[0x01, 5, 1],
             &[0x02, 1, 3, 3, 9],
             &[0x02, 1, 0, 1],
+            // Delta: baseline not below seq, seq 0, chunk past the count, no message.
+            &[0x03, 5, 5, 0, 1, 4],
+            &[0x03, 0, 0, 0, 1, 4],
+            &[0x03, 5, 1, 1, 1, 4],
+            &[0x03, 5, 1, 0, 1],
+            // Ack: none, cut short, too many.
+            &[0x04],
+            &[0x04, 4, 1, 0, 0],
         ] {
             assert!(
                 split_datagram(&Bytes::copy_from_slice(bad)).is_err(),

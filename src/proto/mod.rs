@@ -21,6 +21,7 @@ mod channel;
 mod client;
 mod close;
 mod datagram;
+mod delta;
 mod framing;
 mod handshake;
 mod limits;
@@ -42,9 +43,15 @@ pub use channel::{Channel, ChannelDef, ChannelKind, Direction, Role};
 pub use client::{ClientCore, ClientEvent};
 pub use close::{ClientId, CloseCode, DisconnectReason, SendError, Side, TransportError};
 pub use datagram::{
-    DatagramError, DatagramKind, ParsedDatagram, SnapshotHeader, UnreliablePacker,
-    parse_unreliable, snapshot_datagram, snapshot_datagram_len, split_datagram,
+    DELTA_HEADER_MAX, DatagramError, DatagramKind, DeltaHeader, MAX_ACKS, ParsedDatagram,
+    SnapshotAck, SnapshotHeader, UnreliablePacker, ack_datagram, delta_datagram_len,
+    parse_unreliable, put_delta_header, snapshot_datagram, snapshot_datagram_len, split_datagram,
     unreliable_datagram,
+};
+pub use delta::{
+    Applied, ApplyError, Assembled, DEFAULT_HISTORY, DeltaReceiver, DeltaSnapshot, Interpolate,
+    JitterBuffer, JitterConfig, JitterStats, Pair, ReceiverStats, Sample, SnapshotChunk,
+    SnapshotHistory, SnapshotItem, SnapshotKey,
 };
 pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{
@@ -56,7 +63,7 @@ pub use local::{LOCAL_ADDR, LocalLink};
 pub use message::{Outgoing, Received};
 pub use protocol::{Inadmissible, Protocol, ProtocolEntry};
 pub use rate::{RateLimit, RateLimiter, RateVerdict};
-pub use server::{ServerCore, ServerEvent, Target};
+pub use server::{DeltaSent, ServerCore, ServerEvent, Target};
 pub use session::{
     OutStream, Session, SessionConfig, SessionEvent, StreamId, StreamWrite, Tap, Transmit,
     UnorderedWrite,

@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::admission::{Admission, IncomingVerdict};
 use super::cell::SessionCell;
+use super::delta::{DeltaSnapshot, Histories};
 use super::{
     AuthCallback, AuthError, AuthFuture, AuthRequest, Channel, ChannelKind, ClientId, CloseCode,
     ConnectionStats, DATAGRAM_BUDGET, DisconnectReason, Identity, Outgoing, Protocol, Received,
@@ -279,6 +280,31 @@ pub struct ServerCore {
     targets: Vec<Arc<SessionCell>>,
     chunks: Vec<Bytes>,
     seqs: HashMap<u32, u64>,
+    /// Delta snapshots: each type's history, and the targets by baseline.
+    histories: Histories,
+    by_baseline: Vec<(u64, usize)>,
+}
+
+/// What [`ServerCore::send_delta_snapshot`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeltaSent {
+    /// The snapshot's sequence number.
+    pub seq: u64,
+    /// Encodes made: one per distinct baseline among the targets (a
+    /// keyframe counts as one baseline).
+    pub encodes: usize,
+    /// Targets that got a keyframe (no baseline the history still has).
+    pub keyframes: usize,
+    /// Targets sent to.
+    pub targets: usize,
+    /// Chunk datagrams encoded (once each, whatever the number of targets
+    /// sharing them).
+    pub chunks: usize,
+    /// Bytes of the datagrams encoded.
+    pub encoded_bytes: usize,
+    /// Bytes queued over all targets (each target's chunks counted for it).
+    pub sent_bytes: usize,
 }
 
 impl ServerCore {
@@ -290,6 +316,8 @@ impl ServerCore {
             targets: Vec::new(),
             chunks: Vec::new(),
             seqs: HashMap::new(),
+            histories: Histories::default(),
+            by_baseline: Vec::new(),
         }
     }
 
@@ -328,6 +356,8 @@ impl ServerCore {
             drop(session);
             self.current = Some(cell);
             return Some(match event {
+                // A server session refuses delta chunks from clients.
+                SessionEvent::Snapshot { .. } => continue,
                 SessionEvent::Connected { client, identity } => ServerEvent::Connected {
                     client,
                     addr,
@@ -597,6 +627,101 @@ impl ServerCore {
         self.chunks = chunks;
         self.chunks.clear();
         result.map(|()| count)
+    }
+
+    /// Sends a snapshot as deltas (docs/WIRE.md §12.10): each target gets
+    /// it encoded against the newest snapshot of this type it acknowledged
+    /// holding ([`ClientCore::send_acks`](super::ClientCore::send_acks))
+    /// that the server's history still has, or as a keyframe. Targets that
+    /// acknowledged the same baseline share one encode, so the cost per
+    /// tick grows with the distinct baselines, not the clients. Each chunk
+    /// covers a range of item keys and decodes on its own. The snapshot
+    /// joins the history (the last [`DEFAULT_HISTORY`](super::DEFAULT_HISTORY)
+    /// sends, or [`set_snapshot_history`](Self::set_snapshot_history)).
+    ///
+    /// # Errors
+    /// [`SendError::NotRegistered`] if `S` is not on a snapshot channel the
+    /// server sends; [`SendError::DuplicateKey`] if two items share a key;
+    /// [`SendError::TooLarge`] if one item does not fit a datagram;
+    /// [`SendError::NotConnected`] for a single target that is not.
+    pub fn send_delta_snapshot<S: DeltaSnapshot>(
+        &mut self,
+        target: Target<'_>,
+        snapshot: &S,
+    ) -> Result<DeltaSent, SendError> {
+        let channel = match self.protocol().kind_of(S::ID) {
+            Some((channel, ChannelKind::Snapshot)) => channel,
+            _ => return Err(SendError::NotRegistered(S::ID)),
+        };
+        self.check_registered(S::ID, channel)?;
+        let single = matches!(target, Target::One(_));
+        self.resolve(target)?;
+        let seq = next_seq(&mut self.seqs, S::ID);
+        let history = self
+            .histories
+            .get::<S>()
+            .ok_or(SendError::NotRegistered(S::ID))?;
+        history.stage(seq, snapshot)?;
+        self.by_baseline.clear();
+        for (i, cell) in self.targets.iter().enumerate() {
+            let ack = cell.lock().snapshot_ack(S::ID);
+            self.by_baseline.push((history.baseline(ack), i));
+        }
+        self.by_baseline.sort_unstable();
+        let mut sent = DeltaSent {
+            seq,
+            targets: self.targets.len(),
+            ..DeltaSent::default()
+        };
+        let mut start = 0;
+        let mut chunks = core::mem::take(&mut self.chunks);
+        let mut result = Ok(());
+        while let Some(&(baseline, _)) = self.by_baseline.get(start) {
+            let end = self
+                .by_baseline
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .position(|(b, _)| *b != baseline)
+                .map_or(self.by_baseline.len(), |n| start + n);
+            chunks.clear();
+            if let Err(e) = history.encode(baseline, &mut self.scratch, &mut chunks) {
+                result = Err(e);
+                break;
+            }
+            let group = self.by_baseline.get(start..end).unwrap_or_default();
+            let bytes: usize = chunks.iter().map(Bytes::len).sum();
+            sent.encodes += 1;
+            sent.chunks += chunks.len();
+            sent.encoded_bytes += bytes;
+            sent.sent_bytes += bytes * group.len();
+            if baseline == 0 {
+                sent.keyframes += group.len();
+            }
+            for &(_, i) in group {
+                let Some(cell) = self.targets.get(i) else {
+                    continue;
+                };
+                let r = cell.lock().send_datagrams(S::ID, channel, &chunks);
+                cell.wake();
+                if single && r.is_err() {
+                    result = r;
+                }
+            }
+            start = end;
+        }
+        chunks.clear();
+        self.chunks = chunks;
+        history.commit();
+        result.map(|()| sent)
+    }
+
+    /// Sets how many snapshots per type the server keeps for delta
+    /// baselines (default [`DEFAULT_HISTORY`](super::DEFAULT_HISTORY)),
+    /// for the types it has not sent yet. Clients must keep at least as
+    /// many ([`DeltaReceiver::with_history`](super::DeltaReceiver::with_history)).
+    pub fn set_snapshot_history(&mut self, snapshots: usize) {
+        self.histories.capacity = Some(snapshots.max(1));
     }
 
     /// Sends the unreliable messages packed so far. Call once per tick,

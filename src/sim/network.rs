@@ -295,6 +295,8 @@ pub struct Sim {
     certificate: Certificate,
     /// Datagrams to an address no node has.
     unroutable: u64,
+    /// Real time spent in the server node's work (see `server_busy`).
+    server_busy: Duration,
 }
 
 impl core::fmt::Debug for Sim {
@@ -332,6 +334,7 @@ impl Sim {
             buf: Vec::with_capacity(1500),
             certificate,
             unroutable: 0,
+            server_busy: Duration::ZERO,
         }
     }
 
@@ -588,6 +591,18 @@ impl Sim {
         self.unroutable
     }
 
+    /// Real (wall) time the simulation has spent doing the server's work:
+    /// its QUIC endpoint and connections (quinn-proto: packetizing,
+    /// encrypting, decrypting, acknowledging) and its sessions, everything
+    /// a real server does between its application's calls but the socket
+    /// system calls. One thread runs it all, so this is the server's CPU;
+    /// add the time of the `ServerCore` calls for the whole. For
+    /// measurements: it never changes what the simulation does.
+    #[must_use]
+    pub fn server_busy(&self) -> Duration {
+        self.server_busy
+    }
+
     /// Runs the network for `duration` of virtual time.
     pub fn run_for(&mut self, duration: Duration) {
         self.run_until(self.offset + duration);
@@ -685,6 +700,14 @@ impl Sim {
     }
 
     fn receive(&mut self, index: usize, now: Instant, packet: Packet) {
+        let started = (Some(index) == self.server).then(Instant::now);
+        self.receive_at(index, now, packet);
+        if let Some(started) = started {
+            self.server_busy += started.elapsed();
+        }
+    }
+
+    fn receive_at(&mut self, index: usize, now: Instant, packet: Packet) {
         let Some(node) = self.nodes.get_mut(index) else {
             return;
         };
@@ -773,6 +796,7 @@ impl Sim {
         let now = self.now();
         let mut outgoing = Vec::new();
         for (index, node) in self.nodes.iter_mut().enumerate() {
+            let started = (Some(index) == self.server).then(Instant::now);
             let server = match &mut node.role {
                 Role::Server { shared, auths } => {
                     poll_auths(shared, auths, now);
@@ -837,6 +861,9 @@ impl Sim {
             // A raw peer's log outlives its connection: tests read it after.
             node.slots
                 .retain(|_, s| s.conn.cell.is_none() || !s.conn.conn.is_drained());
+            if let Some(started) = started {
+                self.server_busy += started.elapsed();
+            }
         }
         for (index, packet) in outgoing {
             self.send(index, packet);

@@ -2,14 +2,17 @@
 //! canonical varints, limits and errors. Depends on nothing heavy: no I/O, no
 //! runtime, no clock.
 
+pub mod bits;
 #[doc(hidden)]
 pub mod blit;
 mod decode;
 mod encode;
 mod error;
 mod impls;
+mod lanes;
 mod limits;
 mod message;
+mod quant;
 mod reader;
 pub mod schema;
 mod sink;
@@ -21,10 +24,12 @@ mod writer;
 pub use decode::Decode;
 pub use encode::Encode;
 pub use error::{DecodeError, EncodeError};
+pub use lanes::{Lane, Lanes, lane_at, set_lane};
 pub use limits::DecodeLimits;
 pub use message::{
     Message, decode_message, encode_message, encode_message_to, message_len, split_message,
 };
+pub use quant::{QAngle, QF32, QQuat, QVec2, QVec3, QVector};
 pub use reader::Reader;
 pub use schema::Schema;
 pub use sink::Sink;

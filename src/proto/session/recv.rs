@@ -10,9 +10,15 @@ use bytes::Bytes;
 
 use super::state::{InStream, MAX_HANDSHAKE_FRAME, Session, SessionEvent, State, StreamId, Tap};
 use crate::proto::{
-    Channel, ChannelKind, CloseCode, FrameDecoder, HEARTBEAT_ID, ParsedDatagram, RateVerdict,
-    Received, Role, SnapshotVerdict, split_datagram,
+    Channel, ChannelKind, CloseCode, DeltaHeader, FrameDecoder, HEARTBEAT_ID, MAX_CHUNKS,
+    ParsedDatagram, RateVerdict, Received, Role, SnapshotAck, SnapshotChunk, SnapshotVerdict,
+    split_datagram,
 };
+
+/// Delta snapshot chunks this many sequence numbers older than the newest
+/// are dropped on receipt: a bound on what a server can make a client
+/// queue, far beyond any history a receiver keeps.
+const DELTA_WINDOW: u64 = 1024;
 
 /// What to do with a message that passed admission.
 enum Rate {
@@ -160,8 +166,79 @@ impl Session {
                     }
                 }
             }
+            Ok(ParsedDatagram::Delta(header, message)) => self.delta_chunk(now, header, message),
+            Ok(ParsedDatagram::Acks(acks)) => self.acks_heard(now, &acks),
             Err(e) => self.violation(&format_args!("malformed datagram: {e}")),
         }
+    }
+
+    /// Client side: a chunk of a delta snapshot, for the application's
+    /// `DeltaReceiver` (which drops duplicates; the session only drops
+    /// what is far too old).
+    fn delta_chunk(&mut self, now: Instant, header: DeltaHeader, message: Bytes) {
+        if self.role != Role::Client {
+            return self.violation(&"a delta snapshot from a client");
+        }
+        let Some((channel, message)) = self.admit_datagram(message, true) else {
+            return;
+        };
+        let kind = self.config.protocol.channel(channel).map(|c| c.kind);
+        if kind != Some(ChannelKind::Snapshot) {
+            return self.violation(&format_args!(
+                "delta snapshot of message id {} on a {kind:?} channel",
+                message.id()
+            ));
+        }
+        let newest = self.delta_newest.entry(message.id()).or_insert(0);
+        if header.chunks > MAX_CHUNKS || header.seq.saturating_add(DELTA_WINDOW) <= *newest {
+            tracing::trace!(peer = %self.peer, "stale delta chunk {header:?}");
+            self.counters.datagrams_dropped += 1;
+            return;
+        }
+        *newest = (*newest).max(header.seq);
+        self.last_heard = now;
+        if self.inbound >= self.config.limits.inbound_queue {
+            tracing::debug!(peer = %self.peer, "inbound queue full: delta chunk dropped");
+            self.counters.datagrams_dropped += 1;
+            return;
+        }
+        self.inbound += message.message().len();
+        self.counters.messages_in += 1;
+        self.events.push_back(SessionEvent::Snapshot {
+            channel,
+            chunk: SnapshotChunk { header, message },
+        });
+    }
+
+    /// Server side: what a client holds. Each ack must name a snapshot
+    /// type this server sends; the newest ack per type is kept. Acks cost
+    /// no receive rate: they are a few bytes of state, overwritten, and a
+    /// client sends one a frame.
+    fn acks_heard(&mut self, now: Instant, acks: &[SnapshotAck]) {
+        if self.role != Role::Server {
+            return self.violation(&"snapshot acks from the server");
+        }
+        for ack in acks {
+            let sendable = match self.config.protocol.kind_of(ack.id) {
+                Some((channel, ChannelKind::Snapshot)) => self
+                    .config
+                    .protocol
+                    .admits(ack.id, channel, Role::Server)
+                    .is_ok(),
+                _ => false,
+            };
+            if !sendable {
+                return self.violation(&format_args!(
+                    "an ack for message id {}, which is no snapshot this server sends",
+                    ack.id
+                ));
+            }
+            let held = self.acks.entry(ack.id).or_default();
+            if ack.newest >= held.newest {
+                *held = *ack;
+            }
+        }
+        self.last_heard = now;
     }
 
     fn datagram_message(&mut self, now: Instant, message: Bytes) {

@@ -13,8 +13,8 @@ use super::state::{
 };
 use crate::proto::{
     Channel, ChannelKind, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, HEARTBEAT_ID, Outgoing,
-    ParsedDatagram, SendError, SnapshotHeader, frame_header, snapshot_datagram,
-    snapshot_datagram_len, split_datagram, stream_header,
+    ParsedDatagram, Role, SendError, SnapshotAck, SnapshotHeader, ack_datagram, frame_header,
+    snapshot_datagram, snapshot_datagram_len, split_datagram, stream_header,
 };
 
 impl Session {
@@ -123,14 +123,46 @@ impl Session {
             });
         }
         for datagram in datagrams {
-            self.tap(|| Tap::Message {
-                sent: true,
-                channel,
-                message: datagram_message(datagram),
-            });
+            // A delta chunk's body is no encoding of its type: captures
+            // record full messages only.
+            if let Some(message) = self
+                .config
+                .tap
+                .then(|| datagram_message(datagram))
+                .flatten()
+            {
+                self.tap(|| Tap::Message {
+                    sent: true,
+                    channel,
+                    message,
+                });
+            }
             self.push_datagram(datagram.clone());
         }
         self.counters.messages_out += datagrams.len() as u64;
+        self.sent_since_beat = true;
+        Ok(())
+    }
+
+    /// Client side: tells the server which snapshots this client holds
+    /// (one ack datagram, docs/WIRE.md §12.6), so it can encode deltas
+    /// against them. Send once a frame, after applying the frame's chunks.
+    ///
+    /// # Errors
+    /// [`SendError::NotConnected`] before the handshake is done or after
+    /// the close; [`SendError::NotRegistered`] on a server or for more
+    /// than [`MAX_ACKS`](crate::proto::MAX_ACKS) acks.
+    pub fn send_acks(&mut self, acks: &[SnapshotAck]) -> Result<(), SendError> {
+        if self.state != State::Open {
+            return Err(SendError::NotConnected(self.id_or_zero()));
+        }
+        if self.role != Role::Client || acks.len() > crate::proto::MAX_ACKS {
+            return Err(SendError::NotRegistered(acks.first().map_or(0, |a| a.id)));
+        }
+        if acks.is_empty() {
+            return Ok(());
+        }
+        self.push_datagram(ack_datagram(acks));
         self.sent_since_beat = true;
         Ok(())
     }
@@ -370,13 +402,13 @@ fn channel_header(channel: Channel) -> Bytes {
 }
 
 /// The message a datagram that carries one message holds (a capture's
-/// record of it): a snapshot chunk's message, or the one packed message.
-fn datagram_message(datagram: &Bytes) -> Bytes {
+/// record of it): a snapshot chunk's message, or the one packed message;
+/// `None` for a delta chunk, whose body only its receiver can decode.
+fn datagram_message(datagram: &Bytes) -> Option<Bytes> {
     match split_datagram(datagram) {
-        Ok(ParsedDatagram::Snapshot(_, message)) => message,
-        Ok(ParsedDatagram::Unreliable(mut messages)) if messages.len() == 1 => {
-            messages.pop().unwrap_or_default()
-        }
-        _ => datagram.clone(),
+        Ok(ParsedDatagram::Snapshot(_, message)) => Some(message),
+        Ok(ParsedDatagram::Unreliable(mut messages)) if messages.len() == 1 => messages.pop(),
+        Ok(ParsedDatagram::Delta(..)) => None,
+        _ => Some(datagram.clone()),
     }
 }

@@ -26,7 +26,8 @@ use crate::proto::stats::Counters;
 use crate::proto::{
     AuthRequest, Channel, ClientId, CloseCode, ConnectionStats, DATAGRAM_BUDGET, DisconnectReason,
     FrameDecoder, Hello, HelloReply, Identity, Limits, PathStats, Protocol, RateLimiter, Received,
-    RefuseReason, Role, Side, SnapshotReceiver, UnreliablePacker, check_hello,
+    RefuseReason, Role, Side, SnapshotAck, SnapshotChunk, SnapshotReceiver, UnreliablePacker,
+    check_hello,
 };
 use crate::{Decode, Encode};
 
@@ -189,6 +190,14 @@ pub enum SessionEvent {
         /// The message, its id parsed.
         message: Received,
     },
+    /// Client side: a chunk of a delta snapshot arrived (a
+    /// [`DeltaReceiver`](crate::proto::DeltaReceiver) applies it).
+    Snapshot {
+        /// The channel it came on.
+        channel: Channel,
+        /// The chunk.
+        chunk: SnapshotChunk,
+    },
     /// The connection ended. The last event of a session; on a server, only
     /// for clients that were connected.
     Closed(DisconnectReason),
@@ -254,6 +263,11 @@ pub struct Session {
     // Receiving.
     pub(super) in_streams: BTreeMap<StreamId, InStream>,
     pub(super) snapshots: SnapshotReceiver,
+    /// Client side: the newest delta snapshot sequence number per message
+    /// id; chunks far older are dropped.
+    pub(super) delta_newest: HashMap<u32, u64>,
+    /// Server side: what the client last said it holds, per snapshot id.
+    pub(super) acks: HashMap<u32, SnapshotAck>,
     pub(super) rate: Option<RateLimiter>,
     pub(super) events: VecDeque<SessionEvent>,
     /// Message bytes in `events`, bounded by `limits.inbound_queue`.
@@ -319,6 +333,8 @@ impl Session {
             sent_since_beat: false,
             in_streams: BTreeMap::new(),
             snapshots: SnapshotReceiver::new(),
+            delta_newest: HashMap::new(),
+            acks: HashMap::new(),
             rate,
             events: VecDeque::new(),
             inbound: 0,
@@ -514,13 +530,30 @@ impl Session {
     #[must_use]
     pub fn poll_event(&mut self) -> Option<SessionEvent> {
         let event = self.events.pop_front()?;
-        if let SessionEvent::Message { message, .. } = &event {
+        let len = match &event {
+            SessionEvent::Message { message, .. } => message.message().len(),
+            SessionEvent::Snapshot { chunk, .. } => chunk.message.message().len(),
+            _ => 0,
+        };
+        if len > 0 {
             let limit = self.config.limits.inbound_queue;
             let was_full = self.inbound >= limit;
-            self.inbound = self.inbound.saturating_sub(message.message().len());
+            self.inbound = self.inbound.saturating_sub(len);
             self.resume |= was_full && self.inbound < limit;
         }
         Some(event)
+    }
+
+    /// Puts back an event [`poll_event`](Self::poll_event) gave, at the
+    /// front, as if it had not been taken.
+    pub(crate) fn unpoll_event(&mut self, event: SessionEvent) {
+        let len = match &event {
+            SessionEvent::Message { message, .. } => message.message().len(),
+            SessionEvent::Snapshot { chunk, .. } => chunk.message.message().len(),
+            _ => 0,
+        };
+        self.inbound += len;
+        self.events.push_front(event);
     }
 
     /// Whether the inbound queue has room again after being full: the
@@ -541,6 +574,13 @@ impl Session {
         if self.config.tap {
             self.taps.push_back(tap());
         }
+    }
+
+    /// Server side: what the client last acknowledged holding of snapshot
+    /// type `id` (docs/WIRE.md §12.6, kind `04`).
+    #[must_use]
+    pub fn snapshot_ack(&self, id: u32) -> Option<SnapshotAck> {
+        self.acks.get(&id).copied()
     }
 
     /// Whether events wait for the application.
