@@ -6,7 +6,7 @@ use bevy_app::App;
 use glam::Vec2;
 use zao::bevy::{AppZaoExt, ChannelKind, Direction};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, Encode, Message, Writer};
+use zao::{Decode, Encode, Message, Snapshot, SnapshotItem};
 
 /// Ticks per second, on the server and on every player: one App update
 /// is one tick.
@@ -211,6 +211,7 @@ pub struct RoundOver {
     PartialEq,
     Encode,
     Decode,
+    SnapshotItem,
     FromBytes,
     IntoBytes,
     Immutable,
@@ -220,7 +221,8 @@ pub struct RoundOver {
 #[zao(blittable)]
 #[repr(C)]
 pub struct Avatar {
-    /// The avatar id.
+    /// The avatar id: the key deltas are sent by.
+    #[zao(key)]
     pub id: u32,
     /// Where it is.
     pub pos: Vec2,
@@ -228,32 +230,19 @@ pub struct Avatar {
     pub score: u32,
 }
 
-/// Every avatar at a server tick, to everyone, every tick.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+/// Every avatar at a server tick, to everyone, every tick. A snapshot
+/// larger than a datagram is split into chunks that each decode on their
+/// own as an `ArenaSnapshot`: the tick and a run of avatars (an arena of a
+/// few players fits in one).
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message, Snapshot)]
 #[zao(id = 117)]
 pub struct ArenaSnapshot {
     /// Server tick.
+    #[zao(tick)]
     pub tick: u32,
     /// The avatars.
+    #[zao(items)]
     pub avatars: Vec<Avatar>,
-}
-
-/// A snapshot larger than a datagram is split into chunks that each decode
-/// on their own as an `ArenaSnapshot`: the tick and a run of avatars. (An
-/// arena of a few players fits in one.)
-impl zao::proto::Snapshot for ArenaSnapshot {
-    fn items(&self) -> usize {
-        self.avatars.len()
-    }
-
-    fn part_len(&self, items: core::ops::Range<usize>) -> usize {
-        4 + zao::varint_len(items.len() as u64) + 16 * items.len()
-    }
-
-    fn encode_part(&self, items: core::ops::Range<usize>, w: &mut Writer<'_>) {
-        w.put_u32_le(self.tick);
-        self.avatars.get(items).unwrap_or_default().encode_to(w);
-    }
 }
 
 /// The channels and messages, the same on both sides.
