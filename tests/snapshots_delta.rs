@@ -409,14 +409,16 @@ fn a_tick_is_encoded_once_per_distinct_baseline() {
 
 #[test]
 fn a_client_never_applies_a_delta_to_a_baseline_it_lacks() {
-    // The client keeps 2 snapshots, the server 128: deltas against what
-    // the client has dropped arrive, are refused, and the client catches
-    // up on the baseline it still holds; nothing it applies is wrong.
-    let link = LinkSpec::latency(Duration::from_millis(60));
+    // The client keeps 2 snapshots (and whole ones 64 more), the server
+    // 128. A baseline is two one-way latencies old when its delta arrives:
+    // at 750 ms each way, 90 ticks at 60 Hz, which the server still has
+    // and the client has dropped. Those deltas are refused, keyframes and
+    // deltas against what it holds follow; nothing it applies is wrong.
+    let link = LinkSpec::latency(Duration::from_millis(750));
     let hz = 60;
     let mut run = Run::new(14, &[link], None, 100, hz);
     run.clients[0].receiver = DeltaReceiver::with_history(2);
-    run.play(4, hz);
+    run.play(8, hz);
     run.report.print("short client history");
     assert!(run.report.missing_baseline > 0);
     assert!(run.report.snapshots_checked > 20);
