@@ -204,11 +204,11 @@ pub(crate) fn receive(world: &mut World) {
     let mut inbox = core::mem::take(&mut zao.inbox);
     let core = zao.transport.core_mut();
     inbox.extend(core::iter::from_fn(|| core.poll_event()));
-    // Chunks of types nobody registered do not pile up.
+    // This update's delta chunks, in the buffer of the last ones (chunks
+    // of types nobody registered do not pile up).
     zao.snapshot_chunks.clear();
-    let core = zao.transport.core_mut();
-    let chunks: Vec<SnapshotChunk> = core::iter::from_fn(|| core.poll_snapshot()).collect();
-    zao.snapshot_chunks = chunks;
+    zao.snapshot_chunks
+        .extend(core::iter::from_fn(|| core.poll_snapshot()));
     for event in &inbox {
         match event {
             ClientEvent::Connected { client } => zao.state = ConnectionState::Connected(*client),

@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 
 use crate::proto::{
     ClientId, ConnectionStats, DeltaSent, DeltaSnapshot, DisconnectReason, HandshakeStats,
-    Identity, LocalLink, ServerCore, ServerEvent, Snapshot, Target,
+    Identity, LocalLink, SendError, ServerCore, ServerEvent, Snapshot, Target,
 };
 use crate::quic::CertHash;
 
@@ -226,16 +226,9 @@ impl ZaoServer {
         let channel = protocol
             .channel_of(T::ID)
             .ok_or(ZaoSendError::NotRegistered)?;
-        trace_send(protocol, T::ID, message, target);
-        let target = self.target(target);
-        let Self {
-            transport, members, ..
-        } = self;
-        let target = resolve(target, members);
-        transport
-            .core_mut()
-            .send(target, channel, message)
-            .map_err(ZaoSendError::from)
+        self.send_with(protocol, message, target, |core, target| {
+            core.send(target, channel, message)
+        })
     }
 
     /// Sends a snapshot in datagram-sized chunks, each encoded once for
@@ -250,19 +243,12 @@ impl ZaoServer {
         snapshot: &T,
         target: &SendTarget,
     ) -> Result<usize, ZaoSendError> {
-        if protocol.channel_of(T::ID).is_none() {
-            return Err(ZaoSendError::NotRegistered);
-        }
-        trace_send(protocol, T::ID, snapshot, target);
-        let target = self.target(target);
-        let Self {
-            transport, members, ..
-        } = self;
-        let target = resolve(target, members);
-        transport
-            .core_mut()
-            .send_snapshot(target, snapshot)
-            .map_err(ZaoSendError::from)
+        protocol
+            .channel_of(T::ID)
+            .ok_or(ZaoSendError::NotRegistered)?;
+        self.send_with(protocol, snapshot, target, |core, target| {
+            core.send_snapshot(target, snapshot)
+        })
     }
 
     /// Sends a delta snapshot (docs/WIRE.md §12.10): each target gets it
@@ -277,18 +263,30 @@ impl ZaoServer {
         snapshot: &T,
         target: &SendTarget,
     ) -> Result<DeltaSent, ZaoSendError> {
-        if protocol.channel_of(T::ID).is_none() {
-            return Err(ZaoSendError::NotRegistered);
-        }
+        protocol
+            .channel_of(T::ID)
+            .ok_or(ZaoSendError::NotRegistered)?;
+        self.send_with(protocol, snapshot, target, |core, target| {
+            core.send_delta_snapshot(target, snapshot)
+        })
+    }
+
+    /// What every send shares once its caller checked the registration:
+    /// the traffic log, `target` resolved against lists and rooms, then
+    /// `send` on the core.
+    fn send_with<T: NetworkMessage, R>(
+        &mut self,
+        protocol: &ZaoProtocol,
+        message: &T,
+        target: &SendTarget,
+        send: impl FnOnce(&mut ServerCore, Target<'_>) -> Result<R, SendError>,
+    ) -> Result<R, ZaoSendError> {
+        trace_send(protocol, T::ID, message, target);
         let target = self.target(target);
         let Self {
             transport, members, ..
         } = self;
-        let target = resolve(target, members);
-        transport
-            .core_mut()
-            .send_delta_snapshot(target, snapshot)
-            .map_err(ZaoSendError::from)
+        send(transport.core_mut(), resolve(target, members)).map_err(ZaoSendError::from)
     }
 
     /// Fills `members` for a list or a room; the rest map straight over.
