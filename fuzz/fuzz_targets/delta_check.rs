@@ -17,6 +17,7 @@
 //!   from genuine chunks only is exactly the server's.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use bytes::{Bytes, BytesMut};
 use glam::Vec3;
@@ -86,8 +87,14 @@ pub(crate) fn world(seq: u64) -> EntitySnapshot {
     }
 }
 
-/// Every genuine delta datagram: by (seq, baseline), its chunks.
-pub(crate) fn genuine() -> BTreeMap<(u64, u64), Vec<Bytes>> {
+/// Every genuine delta datagram: by (seq, baseline), its chunks. Built
+/// once: the same for every input.
+pub(crate) fn genuine() -> &'static BTreeMap<(u64, u64), Vec<Bytes>> {
+    static GENUINE: OnceLock<BTreeMap<(u64, u64), Vec<Bytes>>> = OnceLock::new();
+    GENUINE.get_or_init(build_genuine)
+}
+
+fn build_genuine() -> BTreeMap<(u64, u64), Vec<Bytes>> {
     let mut history = SnapshotHistory::<EntitySnapshot>::new(8);
     let mut scratch = BytesMut::with_capacity(2048);
     let mut all = BTreeMap::new();
