@@ -80,21 +80,8 @@ fn play(seed: u64, host: bool, players: &[(&str, LinkSpec)], drop: &str) -> Outc
                 .all(|c| c.world().resource::<BotRecord>().disconnects > 0)
     });
     net.run_for(Duration::from_millis(500));
-    let mut records = Vec::new();
-    if host {
-        records.push(net.server.world().resource::<BotRecord>().clone());
-    }
-    records.extend(
-        net.clients
-            .iter()
-            .map(|c| c.world().resource::<BotRecord>().clone()),
-    );
-    let outcome = Outcome {
-        mode: if host { "listen" } else { "dedicated" },
-        ledger: net.server.world().resource::<Ledger>().clone(),
-        players: records,
-        dropped: round.drop.map(|(_, name)| name),
-    };
+    let mode = if host { "listen" } else { "dedicated" };
+    let outcome = Outcome::of(mode, &net.server, &net.clients, host, &round);
     assert!(finished, "the round did not finish:\n{}", outcome.summary());
     outcome
 }

@@ -134,7 +134,7 @@ fn round(mode: &'static str, settings: &Settings) -> Outcome {
         if server.world().resource::<Ledger>().start_failed.is_some()
             || started.elapsed() > Duration::from_secs(10)
         {
-            return outcome(mode, &mut server, &mut [], host, &round);
+            return Outcome::of(mode, &server, [], host, &round);
         }
         std::thread::sleep(tick);
     };
@@ -169,7 +169,7 @@ fn round(mode: &'static str, settings: &Settings) -> Outcome {
         let second = ledger.tick / TICK_HZ;
         if second != last_second && second.is_multiple_of(5) {
             last_second = second;
-            println!("  {second:>3} s: {} players", ledger_players(&server));
+            println!("  {second:>3} s: {} players", connected_players(&server));
         }
         let done = ledger.stopped
             && bots
@@ -189,37 +189,14 @@ fn round(mode: &'static str, settings: &Settings) -> Outcome {
         bots.iter_mut().for_each(App::update);
         std::thread::sleep(tick);
     }
-    outcome(mode, &mut server, &mut bots, host, &round)
+    Outcome::of(mode, &server, &bots, host, &round)
 }
 
-fn ledger_players(server: &App) -> usize {
+fn connected_players(server: &App) -> usize {
     server
         .world()
         .get_resource::<ZaoServer>()
         .map_or(0, |s| s.clients().len())
-}
-
-fn outcome(
-    mode: &'static str,
-    server: &mut App,
-    bots: &mut [App],
-    host: bool,
-    round: &RoundConfig,
-) -> Outcome {
-    let mut players: Vec<BotRecord> = Vec::new();
-    if host {
-        players.push(server.world().resource::<BotRecord>().clone());
-    }
-    players.extend(
-        bots.iter()
-            .map(|b| b.world().resource::<BotRecord>().clone()),
-    );
-    Outcome {
-        mode,
-        ledger: server.world().resource::<Ledger>().clone(),
-        players,
-        dropped: round.drop.as_ref().map(|(_, name)| name.clone()),
-    }
 }
 
 fn main() -> ExitCode {

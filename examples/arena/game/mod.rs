@@ -12,8 +12,9 @@ use std::sync::Arc;
 use zao::bevy::Identity;
 use zao::proto::AuthCallback;
 
+use bevy_app::App;
 use bot::BotRecord;
-use server::Ledger;
+use server::{Ledger, RoundConfig};
 
 /// The server's auth: a player's token is its name, and its identity.
 pub fn auth_by_name() -> AuthCallback {
@@ -78,6 +79,31 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The round's result as its Apps hold it: the server App's ledger, and
+    /// the record of each player (the server App's own first, on a listen
+    /// server, where `host`).
+    #[must_use]
+    pub fn of<'a>(
+        mode: &'static str,
+        server: &App,
+        bots: impl IntoIterator<Item = &'a App>,
+        host: bool,
+        round: &RoundConfig,
+    ) -> Self {
+        let record = |app: &App| app.world().resource::<BotRecord>().clone();
+        let players = host
+            .then(|| record(server))
+            .into_iter()
+            .chain(bots.into_iter().map(record))
+            .collect();
+        Self {
+            mode,
+            ledger: server.world().resource::<Ledger>().clone(),
+            players,
+            dropped: round.drop.as_ref().map(|(_, name)| name.clone()),
+        }
+    }
+
     /// Each check and whether it held.
     #[must_use]
     pub fn checks(&self) -> Vec<(String, bool)> {

@@ -425,7 +425,6 @@ fn chat(
 
 /// One tick: items replenished, players moved, the snapshot broadcast; the
 /// scheduled drop; the round's end; the stop once everyone left.
-#[allow(clippy::too_many_arguments)]
 fn tick(
     mut commands: Commands,
     mut players: Query<(Entity, &mut Player)>,
