@@ -564,6 +564,18 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                 ns(best),
                 verdict(ok),
             ));
+            if let Some(floor) = r.row(RAW, Op::DecodeBorrowed) {
+                lines.push(format!(
+                    "{} floor of a safe borrowed decode (`str::from_utf8` of the name alone, \
+                     where it lies): {} ns ±{}, so at most {:.2}× faster than {peer}'s owned \
+                     decode; zao's borrowed decode is {:.2}× the floor (for information)",
+                    r.name,
+                    ns(floor.ns),
+                    pct(floor.spread()),
+                    best / floor.ns,
+                    borrowed.ns / floor.ns,
+                ));
+            }
         }
         if matches!(
             r.kind,
@@ -1015,6 +1027,11 @@ fn case_table(w: &mut String, r: &CaseResult) {
             "zao `decode_in_place` (warmed value)",
         ),
         (ZAO, Op::DecodeBorrowed, "zao borrowed (`SpawnEntityRef`)"),
+        (
+            RAW,
+            Op::DecodeBorrowed,
+            "floor of a borrowed decode (`str::from_utf8` of the name alone)",
+        ),
         (RAW, Op::DecodeInPlace, "raw copy into a warmed `Vec`"),
         (
             "rkyv",

@@ -12,8 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 
 use common::{Rng, golden_files, varint};
+use zao::zerocopy::IntoBytes;
 use zao::{
-    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, decode_message, split_message,
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Writer, decode_message,
+    split_message,
 };
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, SpawnEntityRef, Stance,
@@ -523,12 +525,27 @@ fn assert_too_small<T: Encode>(value: &T) {
             available: len - 1
         })
     );
-    assert!(
-        buf.iter().all(|&b| b == 0x55),
-        "a failed encode wrote nothing"
-    );
     let mut exact = vec![0u8; len];
     assert_eq!(value.encode(&mut exact), Ok(len));
+    // Behind a message already written, a value that does not fit counts
+    // nothing as written: the position stays, the earlier bytes are kept,
+    // and the next value that fits goes right after them.
+    let first = samples::player_moved();
+    let mut buf = vec![0u8; 16 + len - 1];
+    let mut w = Writer::new(&mut buf);
+    assert_eq!(w.encode(&first), Ok(16));
+    assert_eq!(
+        w.encode(value),
+        Err(EncodeError {
+            needed: len,
+            available: len - 1
+        })
+    );
+    assert_eq!(w.position(), 16);
+    assert_eq!(w.encode(&0xabu8), Ok(1));
+    assert_eq!(w.position(), 17);
+    assert_eq!(&buf[..16], first.as_bytes());
+    assert_eq!(buf[16], 0xab);
 }
 
 #[test]

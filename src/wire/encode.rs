@@ -35,8 +35,8 @@ pub trait Encode {
     /// Writes the value into the front of `buf` and returns the bytes written.
     ///
     /// # Errors
-    /// [`EncodeError`] if `buf` is shorter than [`encoded_len`](Self::encoded_len);
-    /// `buf` is then untouched.
+    /// [`EncodeError`] if `buf` is shorter than [`encoded_len`](Self::encoded_len),
+    /// with that size; `buf` may then have been partly overwritten.
     #[inline(always)]
     fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
         Writer::new(buf).encode(self)

@@ -5,8 +5,10 @@ use core::fmt;
 
 /// The only way encoding fails: the caller's buffer is too small.
 ///
-/// Encoding checks capacity once per value, before it writes anything, so a
-/// failed encode leaves the buffer untouched.
+/// Encoding writes in one pass, every write checked, and computes the size
+/// the value needs only when it did not fit: a failed encode counts nothing
+/// as written (a [`Writer`](crate::Writer)'s position stays where it was),
+/// though bytes past that position may have been overwritten.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EncodeError {
     /// Bytes the value needs.

@@ -28,33 +28,28 @@ pub fn message_len<M: Message>(msg: &M) -> usize {
 /// Writes `id (varint) + body` into the front of `buf`; returns the bytes written.
 ///
 /// # Errors
-/// [`EncodeError`] if `buf` is too small; nothing is written then.
+/// [`EncodeError`] if `buf` is too small, with the size the message needs;
+/// `buf` may then have been partly overwritten.
 #[inline]
 pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, EncodeError> {
+    // One pass, as `Writer::encode`: every write is checked, and the size
+    // is computed only for the error.
     let id = u64::from(M::ID);
-    // The body's size, computed once (a constant for fixed-size messages).
-    let body = M::FIXED_SIZE.unwrap_or_else(|| msg.encoded_len());
-    let needed = varint_len(id) + body;
     let available = buf.len();
-    if needed > available {
-        return Err(EncodeError { needed, available });
-    }
     let mut w = Writer::new(buf);
     w.put_varint(id);
-    match M::FIXED_SIZE {
-        Some(size) => {
-            w.put_fixed(size, |w| msg.encode_to(w));
-        }
-        None => msg.encode_to(&mut w),
-    }
-    if w.overflowed() {
-        // Only a hand-written impl that writes more than it promised.
-        return Err(EncodeError {
-            needed: needed.max(available.saturating_add(1)),
+    match w.encode(msg) {
+        Ok(body) if !w.overflowed() => Ok(varint_len(id) + body),
+        // The body's size (computed by `encode` only when it failed).
+        Err(EncodeError { needed, .. }) => Err(EncodeError {
+            needed: varint_len(id) + needed,
             available,
-        });
+        }),
+        Ok(body) => Err(EncodeError {
+            needed: varint_len(id) + body,
+            available,
+        }),
     }
-    Ok(w.position())
 }
 
 /// Appends `id (varint) + body` to `buf` and returns the bytes written: the

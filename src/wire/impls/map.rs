@@ -13,7 +13,7 @@ use std::hash::{BuildHasher, Hash};
 use crate::wire::schema::Shape;
 use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, varint_len};
 
-#[inline]
+#[inline(always)]
 fn entries_len<'a, K: Encode + 'a, V: Encode + 'a>(
     len: usize,
     entries: impl Iterator<Item = (&'a K, &'a V)>,
@@ -27,7 +27,7 @@ fn entries_len<'a, K: Encode + 'a, V: Encode + 'a>(
     varint_len(len as u64) + body
 }
 
-#[inline]
+#[inline(always)]
 fn put_entries<'a, K: Encode + 'a, V: Encode + 'a, W: Sink>(
     w: &mut W,
     len: usize,
@@ -149,12 +149,12 @@ fn read_entries<'de, K: Decode<'de>, V: Decode<'de>>(
 }
 
 impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         entries_len(self.len(), self.iter())
     }
 
-    #[inline]
+    #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
         put_entries(w, self.len(), self.iter());
     }
@@ -220,12 +220,12 @@ impl<K: Schema, V: Schema, S> Schema for HashMap<K, V, S> {
 }
 
 impl<K: Encode, V: Encode> Encode for BTreeMap<K, V> {
-    #[inline]
+    #[inline(always)]
     fn encoded_len(&self) -> usize {
         entries_len(self.len(), self.iter())
     }
 
-    #[inline]
+    #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
         put_entries(w, self.len(), self.iter());
     }
