@@ -21,7 +21,9 @@ pub struct Writer<'a> {
     /// its front, so with a window of constant length the compiler can see
     /// every bound and drop the checks.
     rest: &'a mut [u8],
-    written: usize,
+    /// The buffer's length: the position is this less what is left, so a
+    /// write updates the rest alone (no second counter to keep in step).
+    len: usize,
     overflow: bool,
 }
 
@@ -30,8 +32,8 @@ impl<'a> Writer<'a> {
     #[inline(always)]
     pub fn new(buf: &'a mut [u8]) -> Self {
         Self {
+            len: buf.len(),
             rest: buf,
-            written: 0,
             overflow: false,
         }
     }
@@ -77,22 +79,29 @@ impl<'a> Writer<'a> {
         // encode (the walk over every entity, twice).
         let mut sub = Writer::new(&mut *self.rest);
         value.encode_to(&mut sub);
-        let written = sub.written;
+        let written = available - sub.rest.len();
         if sub.overflow {
             return Err(too_small(value, available));
         }
         self.rest = core::mem::take(&mut self.rest)
             .get_mut(written..)
             .unwrap_or_default();
-        self.written += written;
         Ok(written)
+    }
+
+    /// Refuses a write that did not fit when `left` bytes were left: the
+    /// writer takes no further bytes, and its position stays where it was.
+    #[inline(always)]
+    fn refuse(&mut self, left: usize) {
+        self.overflow = true;
+        self.len -= left - self.rest.len();
     }
 
     /// Bytes written so far.
     #[inline(always)]
     #[must_use]
     pub fn position(&self) -> usize {
-        self.written
+        self.len - self.rest.len()
     }
 
     /// Bytes left in the buffer.
@@ -116,26 +125,26 @@ impl<'a> Writer<'a> {
     // path did that to every encode of a string).
     #[inline(always)]
     pub fn put_slice(&mut self, src: &[u8]) {
+        let left = self.rest.len();
         match core::mem::take(&mut self.rest).split_at_mut_checked(src.len()) {
             Some((head, tail)) => {
                 copy_bytes(head, src);
                 self.rest = tail;
-                self.written += src.len();
             }
-            None => self.overflow = true,
+            None => self.refuse(left),
         }
     }
 
     /// Writes a fixed-size array of bytes.
     #[inline(always)]
     pub fn put_array<const N: usize>(&mut self, src: [u8; N]) {
+        let left = self.rest.len();
         match core::mem::take(&mut self.rest).split_first_chunk_mut::<N>() {
             Some((head, tail)) => {
                 *head = src;
                 self.rest = tail;
-                self.written += N;
             }
-            None => self.overflow = true,
+            None => self.refuse(left),
         }
     }
 
@@ -151,19 +160,19 @@ impl<'a> Writer<'a> {
     /// and `write` filled it exactly.
     #[inline(always)]
     pub fn put_fixed(&mut self, size: usize, write: impl FnOnce(&mut Writer<'_>)) -> bool {
+        let left = self.rest.len();
         let Some((window, tail)) = core::mem::take(&mut self.rest).split_at_mut_checked(size)
         else {
-            self.overflow = true;
+            self.refuse(left);
             return false;
         };
         let mut sub = Writer::new(window);
         write(&mut sub);
         if sub.overflow || !sub.rest.is_empty() {
-            self.overflow = true;
+            self.refuse(left);
             return false;
         }
         self.rest = tail;
-        self.written += size;
         true
     }
 
@@ -180,8 +189,9 @@ impl<'a> Writer<'a> {
         mut write: impl FnMut(&mut Writer<'_>, I::Item),
     ) -> bool {
         let total = count.saturating_mul(size);
+        let left = self.rest.len();
         let Some((run, tail)) = core::mem::take(&mut self.rest).split_at_mut_checked(total) else {
-            self.overflow = true;
+            self.refuse(left);
             return false;
         };
         let mut ok = size > 0 || count == 0;
@@ -198,11 +208,10 @@ impl<'a> Writer<'a> {
             None => ok = false,
         });
         if !ok || windows.next().is_some() {
-            self.overflow = true;
+            self.refuse(left);
             return false;
         }
         self.rest = tail;
-        self.written += total;
         true
     }
 
@@ -237,14 +246,14 @@ impl<'a> Sink for Writer<'a> {
 
     #[inline(always)]
     fn window(&mut self, size: usize) -> Writer<'_> {
+        let left = self.rest.len();
         match core::mem::take(&mut self.rest).split_at_mut_checked(size) {
             Some((window, tail)) => {
                 self.rest = tail;
-                self.written += size;
                 Writer::new(window)
             }
             None => {
-                self.overflow = true;
+                self.refuse(left);
                 Writer::new(&mut [])
             }
         }
