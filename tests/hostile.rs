@@ -571,6 +571,102 @@ fn c15_encoding_into_a_short_buffer_reports_sizes() {
             available: 0
         })
     );
+    // Not even the id fits: the size is the id's and the body's.
+    let spawn = samples::spawn_entity();
+    assert_eq!(
+        zao::encode_message(&spawn, &mut []),
+        Err(EncodeError {
+            needed: zao::message_len(&spawn),
+            available: 0
+        })
+    );
+}
+
+/// Writes `wrote` bytes whatever it promised: `FIXED_SIZE` (when `fixed`)
+/// and `encoded_len` both say `promised`.
+struct Liar<const FIXED: bool> {
+    promised: usize,
+    wrote: usize,
+}
+
+impl<const FIXED: bool> Encode for Liar<FIXED> {
+    const FIXED_SIZE: Option<usize> = if FIXED { Some(2) } else { None };
+
+    fn encoded_len(&self) -> usize {
+        self.promised
+    }
+
+    fn encode_to<W: zao::Sink>(&self, w: &mut W) {
+        for _ in 0..self.wrote {
+            w.put_u8(0xee);
+        }
+    }
+}
+
+#[test]
+fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
+    let fixed = |wrote| Liar::<true> { promised: 2, wrote };
+    let var = |promised, wrote| Liar::<false> { promised, wrote };
+    let mut buf = [0u8; 8];
+    // More than the window or the buffer holds: refused with a size above
+    // what was there.
+    for wrote in [1, 3, 9] {
+        let err = fixed(wrote).encode(&mut buf).unwrap_err();
+        assert!(err.needed > err.available, "{wrote}: {err:?}");
+    }
+    assert_eq!(
+        var(4, 9).encode(&mut buf),
+        Err(EncodeError {
+            needed: 9,
+            available: 8
+        })
+    );
+    // A writer behind a refused value keeps its position for the next.
+    let mut w = Writer::new(&mut buf);
+    assert_eq!(w.encode(&7u16), Ok(2));
+    assert!(w.encode(&fixed(3)).is_err());
+    assert!(w.encode(&var(1, 7)).is_err());
+    assert_eq!(w.position(), 2);
+    assert_eq!(w.encode(&9u16), Ok(2));
+    assert_eq!(&buf[..4], &[7, 0, 9, 0]);
+    // The growable forms write exactly the promise or nothing.
+    let mut vec = vec![1u8];
+    assert_eq!(var(2, 5).encode_to_vec(&mut vec), 0);
+    assert_eq!(fixed(3).encode_to_vec(&mut vec), 0);
+    assert_eq!(vec, [1]);
+    assert_eq!(var(2, 2).encode_to_vec(&mut vec), 2);
+    assert_eq!(vec, [1, 0xee, 0xee]);
+}
+
+#[test]
+fn bool_runs_take_only_zero_and_one() {
+    let flags = vec![true, false, false, true, true];
+    let bytes = flags.to_vec();
+    assert_eq!(bytes, [5, 1, 0, 0, 1, 1]);
+    assert_eq!(Vec::<bool>::decode(&bytes), Ok(flags.clone()));
+    let array = [false, true, true];
+    assert_eq!(<[bool; 3]>::decode(&array.to_vec()), Ok(array));
+    // A warmed vector is refilled in place, keeping its allocation.
+    let mut warm = vec![false; 8];
+    let held = warm.as_ptr();
+    assert_eq!(warm.decode_in_place(&bytes), Ok(()));
+    assert_eq!((warm.as_slice(), warm.as_ptr()), (flags.as_slice(), held));
+    // Any byte but 0 or 1, anywhere in the run, is a bad tag for every form.
+    for at in 1..bytes.len() {
+        let mut bad = bytes.clone();
+        bad[at] = 2;
+        assert_eq!(Vec::<bool>::decode(&bad), Err(DecodeError::InvalidTag));
+        assert_eq!(
+            warm.decode_in_place(&bad),
+            Err(DecodeError::InvalidTag),
+            "{at}"
+        );
+        assert_eq!(<[bool; 5]>::decode(&bad[1..]), Err(DecodeError::InvalidTag));
+    }
+    assert_eq!(
+        Vec::<bool>::decode(&[3, 1, 0]),
+        Err(DecodeError::LengthExceedsRemaining)
+    );
 }
 
 #[test]

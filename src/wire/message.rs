@@ -35,18 +35,16 @@ pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, Enco
     // One pass, as `Writer::encode`: every write is checked, and the size
     // is computed only for the error.
     let id = u64::from(M::ID);
+    let id_len = varint_len(id);
     let available = buf.len();
     let mut w = Writer::new(buf);
     w.put_varint(id);
     match w.encode(msg) {
-        Ok(body) if !w.overflowed() => Ok(varint_len(id) + body),
-        // The body's size (computed by `encode` only when it failed).
-        Err(EncodeError { needed, .. }) => Err(EncodeError {
-            needed: varint_len(id) + needed,
-            available,
-        }),
-        Ok(body) => Err(EncodeError {
-            needed: varint_len(id) + body,
+        Ok(body) if !w.overflowed() => Ok(id_len + body),
+        // The id did not fit (an empty body still "fits" behind it), or the
+        // body did not, and `encode` computed its size.
+        Ok(needed) | Err(EncodeError { needed, .. }) => Err(EncodeError {
+            needed: id_len + needed,
             available,
         }),
     }

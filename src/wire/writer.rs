@@ -52,33 +52,22 @@ impl<'a> Writer<'a> {
     #[inline(always)]
     pub fn encode<T: Encode + ?Sized>(&mut self, value: &T) -> Result<usize, EncodeError> {
         let available = self.remaining();
-        if let Some(size) = T::FIXED_SIZE {
-            if size > available {
-                // Checked before the window is cut: a writer keeps its rest
-                // for the next value that fits.
-                return Err(EncodeError {
-                    needed: size,
-                    available,
-                });
-            }
-            // A fixed-size value writes through a window of exactly its size:
-            // one capacity check, and the compiler folds every check after it.
-            return if self.put_fixed(size, |w| value.encode_to(w)) {
-                Ok(size)
-            } else {
-                Err(EncodeError {
-                    needed: size,
-                    available,
-                })
-            };
-        }
-        // One pass: every write is checked anyway (a hand-written impl may
-        // break its `encoded_len`), so the value writes straight into a
-        // reborrow of the rest and its size is computed only when it did not
-        // fit. A size pass first cost a seventh of the nested workload's
-        // encode (the walk over every entity, twice).
+        // One pass into a reborrow of the rest: every write is checked
+        // anyway (a hand-written impl may break its `encoded_len`), the size
+        // is computed only when the value did not fit, and a value that did
+        // not fit leaves this writer's rest for the next one. A size pass
+        // first cost a seventh of the nested workload's encode (the walk
+        // over every entity, twice).
         let mut sub = Writer::new(&mut *self.rest);
-        value.encode_to(&mut sub);
+        match T::FIXED_SIZE {
+            // A fixed-size value writes through a window of exactly its
+            // size: one capacity check, and the compiler folds every check
+            // after it.
+            Some(size) => {
+                sub.put_fixed(size, |w| value.encode_to(w));
+            }
+            None => value.encode_to(&mut sub),
+        }
         let written = available - sub.rest.len();
         if sub.overflow {
             return Err(too_small(value, available));

@@ -212,12 +212,8 @@ impl<'de> Decode<'de> for bool {
         Ok(())
     }
 
-    /// Checked in one pass, then built in one exact-size pass.
-    #[inline(always)]
-    fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        Ok(bool_run(count, r)?.iter().map(|&byte| byte != 0).collect())
-    }
-
+    /// Checked in one pass, then built in one exact-size pass (the default
+    /// `decode_vec` comes here with an empty `Vec`).
     #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,
