@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use support::cases::{KINDS, Kind};
 use support::harness::{Case, Op};
-use support::libs::{RAW, ZAO};
+use support::libs::{RAW, ZAO, ZAO_GAME};
 use zao_perf::{Section, machine, today};
 
 /// Worker processes; each row reports the median of theirs.
@@ -272,9 +272,10 @@ impl CaseResult {
         self.wire.iter().map(|(lib, _)| lib.as_str())
     }
 
-    /// The peer codecs: neither Zao nor the raw copy.
+    /// The peer codecs: neither Zao (on either type set) nor the raw copy.
     fn peers(&self) -> impl Iterator<Item = &str> + '_ {
-        self.libs().filter(|&lib| lib != ZAO && lib != RAW)
+        self.libs()
+            .filter(|&lib| lib != ZAO && lib != ZAO_GAME && lib != RAW)
     }
 
     /// The fastest peer for `op`.
@@ -896,11 +897,17 @@ fn markdown(
 
     writeln!(w, "## Method\n").unwrap();
     for line in [
-        "**Same data everywhere.** Zao encodes `zao_messages` types; the peers encode \
-         mirror structs (`benches/support/peers.rs`) with `[f32; N]` for glam's vectors \
-         and quaternions (the same bytes), `#[repr(C)]` where Zao's type is, and \
-         `HashMap<u32, ItemStack>` for the inventory; prost encodes protobuf twins with \
-         nested `Vec3`/`Quat` messages. The fixed-hasher inventory uses foldhash's \
+        "**Same value, same type, everywhere.** Every library, Zao included, encodes \
+         one set of mirror structs (`benches/support/peers.rs`) deriving every \
+         library's traits: `[f32; N]` for glam's vectors and quaternions (the same \
+         bytes; the peers cannot derive over glam's types), the buttons as their raw \
+         `u16` bits, `#[repr(C)]` where Zao's type is, and `HashMap<u32, ItemStack>` \
+         for the inventory; prost encodes protobuf twins with nested `Vec3`/`Quat` \
+         messages. Zao's bytes for a mirror decode as the `zao_messages` type to the \
+         sample and back (checked before timing). Zao's rows on its own \
+         `zao_messages` types (glam's SIMD-aligned `Quat`, `Buttons` that refuse \
+         unknown bits) are listed in italics for information: they are not ranked and \
+         judge no target (why: `docs/DECISIONS.md`). The fixed-hasher inventory uses foldhash's \
          `FixedState` (one seed) in every library's map, so every library writes the \
          slots in the same order (prost's maps take only std's hasher: no prost row). \
          The nested workload is one set of types deriving every library's traits, so \
@@ -963,7 +970,7 @@ fn case_table(w: &mut String, r: &CaseResult) {
     for lib in r.libs() {
         let name = match lib {
             ZAO => "**zao**".to_owned(),
-            RAW => format!("*{RAW}*"),
+            RAW | ZAO_GAME => format!("*{lib}*"),
             _ => lib.to_owned(),
         };
         let cell = |op: Op| -> (String, String) {
@@ -972,11 +979,11 @@ fn case_table(w: &mut String, r: &CaseResult) {
             };
             let best_codec = r
                 .libs()
-                .filter(|&l| l != RAW)
+                .filter(|&l| l != RAW && l != ZAO_GAME)
                 .filter_map(|l| r.ns(l, op))
                 .fold(f64::INFINITY, f64::min);
             let text = format!("{} ±{}", ns(m.ns), pct(m.spread()));
-            let text = if lib != RAW && m.ns <= best_codec {
+            let text = if lib != RAW && lib != ZAO_GAME && m.ns <= best_codec {
                 format!("**{text}**")
             } else {
                 text
@@ -1027,6 +1034,11 @@ fn case_table(w: &mut String, r: &CaseResult) {
             "zao `decode_in_place` (warmed value)",
         ),
         (ZAO, Op::DecodeBorrowed, "zao borrowed (`SpawnEntityRef`)"),
+        (
+            ZAO_GAME,
+            Op::DecodeInPlace,
+            "zao `decode_in_place` on the `zao_messages` type (warmed value)",
+        ),
         (
             RAW,
             Op::DecodeBorrowed,
@@ -1172,6 +1184,7 @@ fn svg(results: &[CaseResult]) -> String {
         for lib in r.libs() {
             let color = match lib {
                 ZAO => "#e8590c",
+                ZAO_GAME => "#f5a97f",
                 RAW => "#495057",
                 _ => "#74a9cf",
             };

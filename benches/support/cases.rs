@@ -1,7 +1,9 @@
 //! The benchmark cases: which value, which libraries. Every library goes
-//! through [`harness::rows`](super::harness::rows); Zao adds its in-place
-//! and borrowed decodes, rkyv its validated access, the raw copy its warmed
-//! decode.
+//! through [`harness::rows`](super::harness::rows) on the same value of the
+//! same type (the mirror types of `peers.rs`, or the nested workload's);
+//! Zao adds its in-place and borrowed decodes and, for information, its rows
+//! on its own `zao_messages` types; rkyv adds its validated access, the raw
+//! copy its warmed decode.
 
 use std::collections::HashMap;
 
@@ -11,7 +13,7 @@ use zao_messages::{self as zm, samples};
 use super::harness::{Aligned, Case, Lib, Op, aligned_vec, rows};
 use super::libs::{
     self, BINCODE_FIXINT, Bincode, Bitcode, Json, Postcard, Prost, Raw, Rkyv, Rmp, Speedy, Wincode,
-    ZAO, Zao,
+    Zao, ZaoGame,
 };
 use super::nested;
 use super::peers::{self, FixedState, pb};
@@ -89,52 +91,37 @@ impl Kind {
         match self {
             Self::PlayerMoved => {
                 let value = samples::player_moved();
-                zao_rows(&mut case, value);
-                peer_rows(
-                    &mut case,
-                    peers::PlayerMoved::from(&value),
-                    Some(pb::PlayerMoved::from(&value)),
-                );
+                let shared = peers::PlayerMoved::from(&value);
+                same_type_rows(&mut case, shared, value);
+                peer_rows(&mut case, shared, Some(pb::PlayerMoved::from(&value)));
                 rows::<Raw, _>(&mut case, value);
             }
             Self::PlayerInput => {
                 let value = samples::player_input();
-                zao_rows(&mut case, value);
-                peer_rows(
-                    &mut case,
-                    peers::PlayerInput::from(&value),
-                    Some(pb::PlayerInput::from(&value)),
-                );
+                let shared = peers::PlayerInput::from(&value);
+                same_type_rows(&mut case, shared.clone(), value);
+                peer_rows(&mut case, shared, Some(pb::PlayerInput::from(&value)));
             }
             Self::SpawnEntity => {
                 let value = samples::spawn_entity();
-                zao_rows(&mut case, value.clone());
+                let shared = peers::SpawnEntity::from(&value);
+                same_type_rows(&mut case, shared.clone(), value.clone());
                 zao_borrowed_spawn(&mut case, &value);
-                peer_rows(
-                    &mut case,
-                    peers::SpawnEntity::from(&value),
-                    Some(pb::SpawnEntity::from(&value)),
-                );
+                peer_rows(&mut case, shared, Some(pb::SpawnEntity::from(&value)));
             }
             Self::WorldSnapshot(n) => {
                 let mut value = samples::world_snapshot(n);
                 value.players = aligned_vec(&value.players);
-                zao_rows(&mut case, value.clone());
-                peer_rows(
-                    &mut case,
-                    peers::WorldSnapshot::from(&value),
-                    Some(pb::WorldSnapshot::from(&value)),
-                );
+                let shared = peers::WorldSnapshot::from(&value);
+                same_type_rows(&mut case, shared.clone(), value.clone());
+                peer_rows(&mut case, shared, Some(pb::WorldSnapshot::from(&value)));
                 raw_world_snapshot(&mut case, value);
             }
             Self::Inventory(n) => {
                 let value = samples::inventory(n);
-                zao_rows(&mut case, value.clone());
-                peer_rows(
-                    &mut case,
-                    peers::Inventory::from(&value),
-                    Some(pb::Inventory::from(&value)),
-                );
+                let shared = peers::Inventory::from(&value);
+                same_type_rows(&mut case, shared.clone(), value.clone());
+                peer_rows(&mut case, shared, Some(pb::Inventory::from(&value)));
             }
             Self::InventoryFixed(n) => {
                 let sample = samples::inventory(n);
@@ -142,13 +129,15 @@ impl Kind {
                     owner: sample.owner,
                     slots: sample.slots.into_iter().collect(),
                 };
-                zao_rows(&mut case, value.clone());
+                let shared = peers::InventoryFixed::from(&value);
+                same_type_rows(&mut case, shared.clone(), value);
                 // prost maps are std's `HashMap` with its random hasher only.
-                peer_rows::<_, pb::Inventory>(&mut case, peers::InventoryFixed::from(&value), None);
+                peer_rows::<_, pb::Inventory>(&mut case, shared, None);
             }
             Self::Nested(zones) => {
+                // One set of types for every library already: no game rows.
                 let value = nested::world(NESTED_SEED, zones);
-                zao_rows(&mut case, value.clone());
+                zao_rows::<Zao, _>(&mut case, value.clone());
                 peer_rows::<_, pb::Inventory>(&mut case, value, None);
             }
         }
@@ -156,18 +145,48 @@ impl Kind {
     }
 }
 
-/// Zao's rows: the common three, and `decode_in_place` into a warmed value.
-fn zao_rows<T>(case: &mut Case, value: T)
+/// Zao's rows on the type every library shares, then, for information, on
+/// its `zao_messages` type: the same message, so the same wire bytes.
+fn same_type_rows<S, G>(case: &mut Case, shared: S, game: G)
 where
+    S: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
+    G: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
+{
+    let shared_bytes = zao_rows::<Zao, _>(case, shared.clone());
+    let game_bytes = zao_rows::<ZaoGame, _>(case, game.clone());
+    // Each form's bytes decode as the other type to the other value (maps
+    // under std's hasher write their slots in different orders, so the
+    // bytes themselves need not be equal).
+    assert_eq!(
+        G::decode(shared_bytes.as_ref()).as_ref(),
+        Ok(&game),
+        "{}: the shared type's bytes are the zao_messages message",
+        case.name
+    );
+    assert_eq!(
+        S::decode(game_bytes.as_ref()).as_ref(),
+        Ok(&shared),
+        "{}: the zao_messages message's bytes are the shared type's",
+        case.name
+    );
+}
+
+/// Zao's rows under `L`'s name: the common three, and `decode_in_place` into
+/// a warmed value.
+fn zao_rows<L, T>(case: &mut Case, value: T) -> Aligned
+where
+    L: Lib<T> + 'static,
     T: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    let bytes = rows::<Zao, _>(case, value.clone());
+    let bytes = rows::<L, _>(case, value.clone());
     // Warmed: it already holds a decoded value of this size.
     let mut warm = value;
     assert_eq!(warm.decode_in_place(bytes.as_ref()), Ok(()));
-    case.push(ZAO, Op::DecodeInPlace, move || {
-        std::hint::black_box(&mut warm).decode_in_place(std::hint::black_box(bytes.as_ref()))
+    let input = Aligned::copy_of(bytes.as_ref());
+    case.push(L::NAME, Op::DecodeInPlace, move || {
+        std::hint::black_box(&mut warm).decode_in_place(std::hint::black_box(input.as_ref()))
     });
+    bytes
 }
 
 fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
@@ -189,7 +208,7 @@ fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
             .get(name_at..)
             .is_some_and(|name| core::str::from_utf8(name).is_ok())
     });
-    case.push(ZAO, Op::DecodeBorrowed, move || {
+    case.push(libs::ZAO, Op::DecodeBorrowed, move || {
         zm::SpawnEntityRef::decode(std::hint::black_box(bytes.as_ref())).is_ok()
     });
 }

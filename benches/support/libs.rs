@@ -14,8 +14,11 @@ use zao_messages as zm;
 
 use super::harness::{Aligned, Lib};
 
-/// Zao, the subject.
+/// Zao, the subject, on the types every library shares.
 pub(crate) struct Zao;
+/// Zao on its own `zao_messages` types (glam vectors, checked `Buttons`),
+/// for information beside its rows on the shared types; not a peer.
+pub(crate) struct ZaoGame;
 /// bitcode 0.6 with its reusable `Buffer`.
 pub(crate) struct Bitcode;
 /// wincode 0.6, default config.
@@ -37,6 +40,8 @@ pub(crate) struct Json;
 
 /// Zao's name in the report.
 pub(crate) const ZAO: &str = "zao";
+/// The name of Zao's rows on its `zao_messages` types.
+pub(crate) const ZAO_GAME: &str = "zao, zao_messages types";
 /// The physical floor's name in the report.
 pub(crate) const RAW: &str = "raw copy (zerocopy)";
 /// bincode's legacy (fixed-width integer) config: a wire size, not timed.
@@ -61,6 +66,28 @@ impl<T: Encode + for<'de> Decode<'de>> Lib<T> for Zao {
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<T> {
         T::decode(bytes).ok()
+    }
+}
+
+impl<T: Encode + for<'de> Decode<'de>> Lib<T> for ZaoGame {
+    const NAME: &'static str = ZAO_GAME;
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        <Zao as Lib<T>>::dst(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
+        <Zao as Lib<T>>::encode_reuse(value, dst)
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &T) -> Vec<u8> {
+        <Zao as Lib<T>>::encode_fresh(value)
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<T> {
+        <Zao as Lib<T>>::decode(bytes)
     }
 }
 

@@ -1,11 +1,17 @@
-//! The reference messages as the peer codecs see them: mirror structs that
-//! derive every peer's traits, with positions as `[f32; N]` (the same data and
-//! the same bytes as glam's `Vec3`/`Quat`), and protobuf twins for prost,
-//! which cannot derive over arrays. Each converts from the
-//! `zao_messages::samples` value, so every codec encodes the same data.
+//! The reference messages as one set of types every codec encodes: mirror
+//! structs that derive Zao's traits and every peer's, with positions as
+//! `[f32; N]` (the same data and the same bytes as glam's `Vec3`/`Quat`, which
+//! the peers cannot derive over) and buttons as their raw bits, and protobuf
+//! twins for prost, which cannot derive over arrays. Each converts from the
+//! `zao_messages::samples` value, so every codec encodes the same value of the
+//! same type; Zao's wire bytes for a mirror equal its bytes for the
+//! `zao_messages` type (checked when the case is built). Zao's rows on its
+//! own game types are reported beside, for information.
 
 use std::collections::HashMap;
 
+use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zao::{Decode, Encode};
 use zao_messages as zm;
 
 use super::harness::aligned_vec;
@@ -18,7 +24,10 @@ pub(crate) type FixedState = foldhash::fast::FixedState;
 
 peer_type! {
     /// `zao_messages::PlayerMoved`. `repr(C)` like Zao's, so codecs with a
-    /// blittable path (wincode) can take it.
+    /// blittable path (wincode, Zao) can take it.
+    #[derive(Copy, Encode, Decode, FromBytes, IntoBytes, Immutable, KnownLayout)]
+    #[zerocopy(crate = "zao::zerocopy")]
+    #[zao(blittable)]
     #[repr(C)]
     pub(crate) struct PlayerMoved {
         pub(crate) entity: u32,
@@ -28,16 +37,17 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::Stance`.
-    #[derive(Copy)]
+    #[derive(Copy, Encode, Decode)]
     pub(crate) enum Stance {
-        Standing,
-        Crouching,
-        Prone,
+        Standing = 0,
+        Crouching = 1,
+        Prone = 2,
     }
 }
 
 peer_type! {
     /// `zao_messages::PlayerInput`; buttons as their raw bits.
+    #[derive(Encode, Decode)]
     pub(crate) struct PlayerInput {
         pub(crate) tick: u32,
         pub(crate) buttons: u16,
@@ -48,6 +58,7 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::SpawnEntity`.
+    #[derive(Encode, Decode)]
     pub(crate) struct SpawnEntity {
         pub(crate) entity: u32,
         pub(crate) prefab: u16,
@@ -58,8 +69,10 @@ peer_type! {
 }
 
 peer_type! {
-    /// `zao_messages::PlayerState`, `repr(C)` like Zao's.
-    #[derive(Copy)]
+    /// `zao_messages::PlayerState`, `repr(C)` and blittable like Zao's.
+    #[derive(Copy, Encode, Decode, FromBytes, IntoBytes, Immutable, KnownLayout)]
+    #[zerocopy(crate = "zao::zerocopy")]
+    #[zao(blittable)]
     #[repr(C)]
     pub(crate) struct PlayerState {
         pub(crate) entity: u32,
@@ -69,6 +82,7 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::WorldSnapshot`.
+    #[derive(Encode, Decode)]
     pub(crate) struct WorldSnapshot {
         pub(crate) tick: u32,
         pub(crate) players: Vec<PlayerState>,
@@ -77,7 +91,7 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::ItemStack`.
-    #[derive(Copy)]
+    #[derive(Copy, Encode, Decode)]
     pub(crate) struct ItemStack {
         pub(crate) item: u32,
         pub(crate) count: u16,
@@ -88,6 +102,7 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::Inventory`.
+    #[derive(Encode, Decode)]
     pub(crate) struct Inventory {
         pub(crate) owner: u32,
         pub(crate) slots: HashMap<u32, ItemStack>,
@@ -96,6 +111,7 @@ peer_type! {
 
 peer_type! {
     /// `zao_messages::Inventory` with the shared fixed-seed hasher.
+    #[derive(Encode, Decode)]
     pub(crate) struct InventoryFixed {
         pub(crate) owner: u32,
         pub(crate) slots: HashMap<u32, ItemStack, FixedState>,
