@@ -566,12 +566,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             fn decode(__bytes: &'__de [u8]) -> ::core::result::Result<Self, ::zao::DecodeError> {
                 const __N: usize = ::core::mem::size_of::<#ident>();
                 if ::core::cfg!(target_endian = "little") && __N <= ::zao::DecodeLimits::DEFAULT.max_message {
-                    return match __bytes.len().cmp(&__N) {
-                        ::core::cmp::Ordering::Less => ::core::result::Result::Err(::zao::DecodeError::UnexpectedEnd),
-                        ::core::cmp::Ordering::Greater => ::core::result::Result::Err(::zao::DecodeError::TrailingBytes),
-                        ::core::cmp::Ordering::Equal => <Self as ::zao::__private::zerocopy::FromBytes>::read_from_bytes(__bytes)
-                            .map_err(|_| ::zao::DecodeError::UnexpectedEnd),
-                    };
+                    return ::zao::__private::blit::decode_blit_exact::<Self, __N>(__bytes);
                 }
                 <Self as ::zao::Decode<'__de>>::decode_with_limits(__bytes, ::zao::DecodeLimits::DEFAULT)
             }

@@ -32,6 +32,40 @@ pub fn decode_blit<T: FromBytes>(r: &mut Reader<'_>) -> Result<T, DecodeError> {
     T::read_from_bytes(r.take(size_of::<T>())?).map_err(|_| DecodeError::UnexpectedEnd)
 }
 
+/// A whole message that is one blittable `T`: exactly its memory image, one
+/// length check and one copy.
+///
+/// The bytes go through a `&[u8; N]` before the copy: with the length in the
+/// type, LLVM moves the value as one 16-byte load and store. Copying from the
+/// slice after a `match` on the length split `PlayerMoved` into 4 + 8 + 4
+/// bytes (the `Result`'s error payload overlaps the value's bytes): in a
+/// standalone loop shaped like the benchmark's, 0.94–0.99 ns a decode
+/// against 0.78 ns this way.
+///
+/// # Errors
+/// [`DecodeError::UnexpectedEnd`] if `bytes` is shorter than `T`,
+/// [`DecodeError::TrailingBytes`] if it is longer.
+#[inline(always)]
+pub fn decode_blit_exact<T: FromBytes, const N: usize>(bytes: &[u8]) -> Result<T, DecodeError> {
+    match <&[u8; N]>::try_from(bytes) {
+        // `N` is `size_of::<T>()` (the derive passes it), so the read cannot
+        // fail and the fallback folds away.
+        Ok(image) => Ok(T::read_from_bytes(image).unwrap_or_else(|_| T::new_zeroed())),
+        Err(_) => Err(blit_len_error(bytes.len(), N)),
+    }
+}
+
+/// Why `len` bytes are not one `n`-byte value: off the fast path.
+#[cold]
+#[inline(never)]
+fn blit_len_error(len: usize, n: usize) -> DecodeError {
+    if len < n {
+        DecodeError::UnexpectedEnd
+    } else {
+        DecodeError::TrailingBytes
+    }
+}
+
 /// Overwrites `items` with the next `size_of_val(items)` bytes: one copy.
 ///
 /// # Errors
