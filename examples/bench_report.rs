@@ -272,10 +272,9 @@ impl CaseResult {
         self.wire.iter().map(|(lib, _)| lib.as_str())
     }
 
-    /// The peer codecs: neither Zao (on either type set) nor the raw copy.
+    /// The peer codecs: the ranked libraries but Zao.
     fn peers(&self) -> impl Iterator<Item = &str> + '_ {
-        self.libs()
-            .filter(|&lib| lib != ZAO && lib != ZAO_GAME && lib != RAW)
+        self.libs().filter(|&lib| ranked(lib) && lib != ZAO)
     }
 
     /// The fastest peer for `op`.
@@ -957,6 +956,12 @@ fn markdown(
     md
 }
 
+/// Whether `lib` is ranked among the codecs: not the raw copy (the floor)
+/// and not Zao's rows on its game types (for information).
+fn ranked(lib: &str) -> bool {
+    lib != RAW && lib != ZAO_GAME
+}
+
 fn case_table(w: &mut String, r: &CaseResult) {
     writeln!(w, "### {}\n", r.name).unwrap();
     writeln!(
@@ -979,11 +984,11 @@ fn case_table(w: &mut String, r: &CaseResult) {
             };
             let best_codec = r
                 .libs()
-                .filter(|&l| l != RAW && l != ZAO_GAME)
+                .filter(|&l| ranked(l))
                 .filter_map(|l| r.ns(l, op))
                 .fold(f64::INFINITY, f64::min);
             let text = format!("{} ±{}", ns(m.ns), pct(m.spread()));
-            let text = if lib != RAW && lib != ZAO_GAME && m.ns <= best_codec {
+            let text = if ranked(lib) && m.ns <= best_codec {
                 format!("**{text}**")
             } else {
                 text

@@ -13,7 +13,7 @@ use zao_messages::{self as zm, samples};
 use super::harness::{Aligned, Case, Lib, Op, aligned_vec, rows};
 use super::libs::{
     self, BINCODE_FIXINT, Bincode, Bitcode, Json, Postcard, Prost, Raw, Rkyv, Rmp, Speedy, Wincode,
-    Zao, ZaoGame,
+    Zao,
 };
 use super::nested;
 use super::peers::{self, FixedState, pb};
@@ -153,7 +153,7 @@ where
     G: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
     let shared_bytes = zao_rows::<Zao, _>(case, shared.clone());
-    let game_bytes = zao_rows::<ZaoGame, _>(case, game.clone());
+    let game_bytes = zao_rows::<Zao<true>, _>(case, game.clone());
     // Each form's bytes decode as the other type to the other value (maps
     // under std's hasher write their slots in different orders, so the
     // bytes themselves need not be equal).

@@ -14,11 +14,10 @@ use zao_messages as zm;
 
 use super::harness::{Aligned, Lib};
 
-/// Zao, the subject, on the types every library shares.
-pub(crate) struct Zao;
-/// Zao on its own `zao_messages` types (glam vectors, checked `Buttons`),
-/// for information beside its rows on the shared types; not a peer.
-pub(crate) struct ZaoGame;
+/// Zao, the subject, on the types every library shares; `Zao<true>` is Zao
+/// on its own `zao_messages` types (glam vectors, checked `Buttons`), for
+/// information beside them, not a peer.
+pub(crate) struct Zao<const GAME_TYPES: bool = false>;
 /// bitcode 0.6 with its reusable `Buffer`.
 pub(crate) struct Bitcode;
 /// wincode 0.6, default config.
@@ -47,8 +46,8 @@ pub(crate) const RAW: &str = "raw copy (zerocopy)";
 /// bincode's legacy (fixed-width integer) config: a wire size, not timed.
 pub(crate) const BINCODE_FIXINT: &str = "bincode-fixint";
 
-impl<T: Encode + for<'de> Decode<'de>> Lib<T> for Zao {
-    const NAME: &'static str = ZAO;
+impl<T: Encode + for<'de> Decode<'de>, const GAME_TYPES: bool> Lib<T> for Zao<GAME_TYPES> {
+    const NAME: &'static str = if GAME_TYPES { ZAO_GAME } else { ZAO };
     type Dst = Aligned;
     type Fresh = Vec<u8>;
 
@@ -66,28 +65,6 @@ impl<T: Encode + for<'de> Decode<'de>> Lib<T> for Zao {
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<T> {
         T::decode(bytes).ok()
-    }
-}
-
-impl<T: Encode + for<'de> Decode<'de>> Lib<T> for ZaoGame {
-    const NAME: &'static str = ZAO_GAME;
-    type Dst = Aligned;
-    type Fresh = Vec<u8>;
-
-    fn dst(wire: usize) -> Aligned {
-        <Zao as Lib<T>>::dst(wire)
-    }
-    #[inline(always)]
-    fn encode_reuse(value: &T, dst: &mut Aligned) -> bool {
-        <Zao as Lib<T>>::encode_reuse(value, dst)
-    }
-    #[inline(always)]
-    fn encode_fresh(value: &T) -> Vec<u8> {
-        <Zao as Lib<T>>::encode_fresh(value)
-    }
-    #[inline(always)]
-    fn decode(bytes: &[u8]) -> Option<T> {
-        <Zao as Lib<T>>::decode(bytes)
     }
 }
 
