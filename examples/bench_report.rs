@@ -12,6 +12,9 @@
 //! calibrated to a batch of a few milliseconds, then all rows of a case take
 //! turns, round after round, and each row keeps the median of its rounds.
 //! The report gives each row's median over the processes and their spread.
+//! Each process places every destination and decode input at its own offset
+//! within a 4 KiB page (the same offset for every library), so that no one
+//! heap layout's luck decides a row.
 //! Allocations are counted in a separate pass, by `examples/bench_allocs.rs`
 //! under a counting allocator, so no timed row pays for the counting.
 //!
@@ -20,6 +23,8 @@
 //! ```sh
 //! # one process, only Zao's rows of one case
 //! cargo run --profile bench --example bench_report -- --worker --case SpawnEntity --lib zao
+//! # the same with buffers 1664 bytes into a page (process 2's placement)
+//! cargo run --profile bench --example bench_report -- --worker --placement 1664 --case SpawnEntity
 //! # no timing: run the selected rows N times (for `valgrind --tool=callgrind`;
 //! # the difference between N and 2N is N operations' instructions)
 //! cargo run --profile bench --example bench_report -- --iters 100000 --case SpawnEntity --lib zao --op decode
@@ -46,9 +51,14 @@ use support::libs::{RAW, ZAO, ZAO_GAME};
 use zao_perf::{Section, machine, today};
 
 /// Worker processes; each row reports the median of theirs.
-const PROCESSES: usize = 3;
+const PROCESSES: usize = 5;
 /// Timed rounds per row in one process; the median is kept.
-const ROUNDS: usize = 31;
+const ROUNDS: usize = 19;
+/// How far apart in a 4 KiB page the worker processes place their buffers:
+/// process `p` starts every destination and input `p * PLACEMENT_STEP` bytes
+/// (modulo the page) past a page boundary. 26 × 64: five processes land
+/// spread over the page, none on another's cache-line set.
+const PLACEMENT_STEP: usize = 26 * 64;
 /// Wall time of one timed batch of one row.
 const BATCH: Duration = Duration::from_millis(4);
 /// A row holds when Zao's time over the best peer's is at most this...
@@ -119,7 +129,7 @@ impl Filter {
 
 enum Mode {
     Report { save: Option<PathBuf> },
-    Worker,
+    Worker { placement: usize },
     Iters(u64),
 }
 
@@ -130,7 +140,14 @@ fn main() {
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
-            "--worker" => mode = Mode::Worker,
+            "--worker" => mode = Mode::Worker { placement: 0 },
+            "--placement" => {
+                let offset = value().parse().expect("--placement BYTES");
+                match &mut mode {
+                    Mode::Worker { placement } => *placement = offset,
+                    _ => panic!("--placement comes after --worker"),
+                }
+            }
             "--iters" => mode = Mode::Iters(value().parse().expect("--iters N")),
             "--save" => {
                 mode = Mode::Report {
@@ -153,7 +170,10 @@ fn main() {
         }
     }
     match mode {
-        Mode::Worker => worker(&filter),
+        Mode::Worker { placement } => {
+            support::harness::set_placement(placement);
+            worker(&filter);
+        }
         Mode::Iters(iters) => {
             for kind in KINDS.into_iter().filter(|&k| filter.case(k)) {
                 let mut case = kind.build();
@@ -347,6 +367,10 @@ fn report(filter: &Filter, save: Option<&Path>) {
         eprintln!("process {} of {PROCESSES}", p + 1);
         let out = Command::new(&exe)
             .arg("--worker")
+            .args([
+                "--placement".to_owned(),
+                (p * PLACEMENT_STEP % 4096).to_string(),
+            ])
             .args(filter.args())
             .stderr(Stdio::inherit())
             .output()
@@ -943,7 +967,11 @@ fn markdown(
          of the worker processes calibrates every row to the batch length, then all \
          rows of a case take turns for every round (the start rotates), and each row \
          keeps its median round; the report takes each row's median over the \
-         processes. The workers run under the system allocator; allocations are \
+         processes. Every library encodes from the one instance of the case's value \
+         (the same heap addresses for all) and writes into (or decodes from) a buffer \
+         at the same offset within a 4 KiB page; that offset moves from one process \
+         to the next, so the median does not repeat one heap layout's luck (glibc \
+         randomizes heap addresses only above the page). The workers run under the system allocator; allocations are \
          counted afterwards by `examples/bench_allocs.rs`, a separate binary with \
          allocation-counter's counting allocator.",
         "**Noise.** Rows near 1 ns measure loop throughput, a few CPU cycles: they move \

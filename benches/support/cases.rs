@@ -6,6 +6,7 @@
 //! copy its warmed decode.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use zao::{Decode, Encode};
 use zao_messages::{self as zm, samples};
@@ -91,37 +92,37 @@ impl Kind {
         match self {
             Self::PlayerMoved => {
                 let value = samples::player_moved();
-                let shared = peers::PlayerMoved::from(&value);
-                same_type_rows(&mut case, shared, value);
-                peer_rows(&mut case, shared, Some(pb::PlayerMoved::from(&value)));
-                rows::<Raw, _>(&mut case, value);
+                let shared = Rc::new(peers::PlayerMoved::from(&value));
+                same_type_rows(&mut case, &shared, value);
+                peer_rows(&mut case, &shared, Some(pb::PlayerMoved::from(&value)));
+                rows::<Raw, _>(&mut case, &Rc::new(value));
             }
             Self::PlayerInput => {
                 let value = samples::player_input();
-                let shared = peers::PlayerInput::from(&value);
-                same_type_rows(&mut case, shared.clone(), value);
-                peer_rows(&mut case, shared, Some(pb::PlayerInput::from(&value)));
+                let shared = Rc::new(peers::PlayerInput::from(&value));
+                same_type_rows(&mut case, &shared, value);
+                peer_rows(&mut case, &shared, Some(pb::PlayerInput::from(&value)));
             }
             Self::SpawnEntity => {
                 let value = samples::spawn_entity();
-                let shared = peers::SpawnEntity::from(&value);
-                same_type_rows(&mut case, shared.clone(), value.clone());
+                let shared = Rc::new(peers::SpawnEntity::from(&value));
+                same_type_rows(&mut case, &shared, value.clone());
                 zao_borrowed_spawn(&mut case, &value);
-                peer_rows(&mut case, shared, Some(pb::SpawnEntity::from(&value)));
+                peer_rows(&mut case, &shared, Some(pb::SpawnEntity::from(&value)));
             }
             Self::WorldSnapshot(n) => {
                 let mut value = samples::world_snapshot(n);
                 value.players = aligned_vec(&value.players);
-                let shared = peers::WorldSnapshot::from(&value);
-                same_type_rows(&mut case, shared.clone(), value.clone());
-                peer_rows(&mut case, shared, Some(pb::WorldSnapshot::from(&value)));
+                let shared = Rc::new(peers::WorldSnapshot::from(&value));
+                same_type_rows(&mut case, &shared, value.clone());
+                peer_rows(&mut case, &shared, Some(pb::WorldSnapshot::from(&value)));
                 raw_world_snapshot(&mut case, value);
             }
             Self::Inventory(n) => {
                 let value = samples::inventory(n);
-                let shared = peers::Inventory::from(&value);
-                same_type_rows(&mut case, shared.clone(), value.clone());
-                peer_rows(&mut case, shared, Some(pb::Inventory::from(&value)));
+                let shared = Rc::new(peers::Inventory::from(&value));
+                same_type_rows(&mut case, &shared, value.clone());
+                peer_rows(&mut case, &shared, Some(pb::Inventory::from(&value)));
             }
             Self::InventoryFixed(n) => {
                 let sample = samples::inventory(n);
@@ -129,16 +130,16 @@ impl Kind {
                     owner: sample.owner,
                     slots: sample.slots.into_iter().collect(),
                 };
-                let shared = peers::InventoryFixed::from(&value);
-                same_type_rows(&mut case, shared.clone(), value);
+                let shared = Rc::new(peers::InventoryFixed::from(&value));
+                same_type_rows(&mut case, &shared, value);
                 // prost maps are std's `HashMap` with its random hasher only.
-                peer_rows::<_, pb::Inventory>(&mut case, shared, None);
+                peer_rows::<_, pb::Inventory>(&mut case, &shared, None);
             }
             Self::Nested(zones) => {
                 // One set of types for every library already: no game rows.
-                let value = nested::world(NESTED_SEED, zones);
-                zao_rows::<Zao, _>(&mut case, value.clone());
-                peer_rows::<_, pb::Inventory>(&mut case, value, None);
+                let value = Rc::new(nested::world(NESTED_SEED, zones));
+                zao_rows::<Zao, _>(&mut case, &value);
+                peer_rows::<_, pb::Inventory>(&mut case, &value, None);
             }
         }
         case
@@ -147,13 +148,13 @@ impl Kind {
 
 /// Zao's rows on the type every library shares, then, for information, on
 /// its `zao_messages` type: the same message, so the same wire bytes.
-fn same_type_rows<S, G>(case: &mut Case, shared: S, game: G)
+fn same_type_rows<S, G>(case: &mut Case, shared: &Rc<S>, game: G)
 where
     S: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
     G: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    let shared_bytes = zao_rows::<Zao, _>(case, shared.clone());
-    let game_bytes = zao_rows::<Zao<true>, _>(case, game.clone());
+    let shared_bytes = zao_rows::<Zao, _>(case, shared);
+    let game_bytes = zao_rows::<Zao<true>, _>(case, &Rc::new(game.clone()));
     // Each form's bytes decode as the other type to the other value (maps
     // under std's hasher write their slots in different orders, so the
     // bytes themselves need not be equal).
@@ -165,7 +166,7 @@ where
     );
     assert_eq!(
         S::decode(game_bytes.as_ref()).as_ref(),
-        Ok(&shared),
+        Ok(&**shared),
         "{}: the zao_messages message's bytes are the shared type's",
         case.name
     );
@@ -173,14 +174,14 @@ where
 
 /// Zao's rows under `L`'s name: the common three, and `decode_in_place` into
 /// a warmed value.
-fn zao_rows<L, T>(case: &mut Case, value: T) -> Aligned
+fn zao_rows<L, T>(case: &mut Case, value: &Rc<T>) -> Aligned
 where
     L: Lib<T> + 'static,
     T: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    let bytes = rows::<L, _>(case, value.clone());
+    let bytes = rows::<L, _>(case, value);
     // Warmed: it already holds a decoded value of this size.
-    let mut warm = value;
+    let mut warm = T::clone(value);
     assert_eq!(warm.decode_in_place(bytes.as_ref()), Ok(()));
     let input = Aligned::copy_of(bytes.as_ref());
     case.push(L::NAME, Op::DecodeInPlace, move || {
@@ -214,7 +215,7 @@ fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
 }
 
 /// Every peer codec's rows on `value` (and prost's on its protobuf twin).
-fn peer_rows<P, B>(case: &mut Case, value: P, proto: Option<B>)
+fn peer_rows<P, B>(case: &mut Case, value: &Rc<P>, proto: Option<B>)
 where
     P: Clone + PartialEq + std::fmt::Debug + 'static,
     Bitcode: Lib<P>,
@@ -230,30 +231,31 @@ where
     P::Archived: for<'a> rkyv::bytecheck::CheckBytes<rkyv::api::high::HighValidator<'a, rkyv::rancor::Error>>,
     B: Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    rows::<Bitcode, _>(case, value.clone());
-    rows::<Wincode, _>(case, value.clone());
-    rows::<Speedy, _>(case, value.clone());
-    rows::<Bincode, _>(case, value.clone());
+    rows::<Bitcode, _>(case, value);
+    rows::<Wincode, _>(case, value);
+    rows::<Speedy, _>(case, value);
+    rows::<Bincode, _>(case, value);
     // Wire size only: bincode with fixed-width integers (its legacy config),
     // the fixed-width form the size target compares against.
     case.wire
-        .push((BINCODE_FIXINT, libs::bincode_fixint_len(&value)));
-    rows::<Postcard, _>(case, value.clone());
-    let archived = rows::<Rkyv, _>(case, value.clone());
+        .push((BINCODE_FIXINT, libs::bincode_fixint_len(&**value)));
+    rows::<Postcard, _>(case, value);
+    let archived = rows::<Rkyv, _>(case, value);
     case.push("rkyv", Op::Access, move || {
         libs::rkyv_access::<P>(std::hint::black_box(archived.as_ref()))
     });
     if let Some(proto) = proto {
-        rows::<Prost, _>(case, proto);
+        rows::<Prost, _>(case, &Rc::new(proto));
     }
-    rows::<Rmp, _>(case, value.clone());
+    rows::<Rmp, _>(case, value);
     rows::<Json, _>(case, value);
 }
 
 /// The raw copy's rows, and its copy into a warmed `Vec`.
 fn raw_world_snapshot(case: &mut Case, value: zm::WorldSnapshot) {
-    let bytes = rows::<Raw, _>(case, value.clone());
-    let mut warm = value;
+    let value = Rc::new(value);
+    let bytes = rows::<Raw, _>(case, &value);
+    let mut warm = zm::WorldSnapshot::clone(&value);
     case.push(libs::RAW, Op::DecodeInPlace, move || {
         let (tick, players) = libs::raw_split(std::hint::black_box(bytes.as_ref()))?;
         let warm = std::hint::black_box(&mut warm);

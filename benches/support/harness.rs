@@ -8,13 +8,19 @@
 //! Fairness rules, enforced here rather than per library:
 //! - every row passes its inputs and its result through `black_box` the same
 //!   way (the raw copy included);
-//! - every library's encode rows read one source value (shared by its fresh
-//!   and reuse rows, built from the same sample) and its decode rows read one
-//!   input; every reused destination and every decode input starts on a
-//!   64-byte boundary, so no library gets a luckier alignment.
+//! - every library's encode rows read the one source value of the case (the
+//!   same instance for every library that shares its type, so the same heap
+//!   addresses), and its decode rows read one input;
+//! - every reused destination and every decode input starts at the same
+//!   offset within a 4 KiB page (the [`placement`](set_placement), which the
+//!   report moves from one worker process to the next), so no library gets a
+//!   luckier alignment or a luckier distance between what it reads and what
+//!   it writes. (With glibc, heap addresses are random only above the page:
+//!   without the move, every process would repeat one layout's luck.)
 
 use std::hint::black_box;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a row measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,9 +146,22 @@ pub(crate) trait Lib<T> {
     fn decode(bytes: &[u8]) -> Option<T>;
 }
 
-/// A byte buffer whose usable part starts on a 64-byte boundary (found with
-/// the safe `align_offset`), so every library writes to and reads from the
-/// same alignment.
+/// Bytes in the page whose offsets [`set_placement`] chooses.
+const PAGE: usize = 4096;
+
+/// Where in a page every [`Aligned`] buffer starts.
+static PLACEMENT: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes every [`Aligned`] buffer made from now on start `offset` bytes past
+/// a 4 KiB boundary (taken modulo the page and rounded down to 64 bytes).
+pub(crate) fn set_placement(offset: usize) {
+    PLACEMENT.store(offset % PAGE / 64 * 64, Ordering::Relaxed);
+}
+
+/// A byte buffer whose usable part starts at the [placement](set_placement)
+/// (found with the safe `align_offset`): a 64-byte boundary at the same
+/// offset within a page for every library's buffers, so every library
+/// writes to and reads from the same alignment.
 pub(crate) struct Aligned {
     buf: Vec<u8>,
     offset: usize,
@@ -150,14 +169,14 @@ pub(crate) struct Aligned {
 }
 
 impl Aligned {
-    /// `len` zero bytes, 64-byte aligned.
+    /// `len` zero bytes at the placement.
     pub(crate) fn zeroed(len: usize) -> Self {
-        let buf = vec![0u8; len + 64];
-        let offset = buf.as_ptr().align_offset(64).min(64);
+        let buf = vec![0u8; len + 2 * PAGE];
+        let offset = buf.as_ptr().align_offset(PAGE).min(PAGE) + PLACEMENT.load(Ordering::Relaxed);
         Self { buf, offset, len }
     }
 
-    /// A 64-byte aligned copy of `bytes`.
+    /// A copy of `bytes` at the placement.
     pub(crate) fn copy_of(bytes: &[u8]) -> Self {
         let mut aligned = Self::zeroed(bytes.len());
         aligned.as_mut().copy_from_slice(bytes);
@@ -200,31 +219,28 @@ pub(crate) fn aligned_vec<T: Clone>(items: &[T]) -> Vec<T> {
 const SLACK: usize = 64;
 
 /// Encodes `value` with `L`, checks that it decodes back, and adds `L`'s
-/// encode-fresh, encode-reuse and decode rows. Returns `L`'s encoding.
-pub(crate) fn rows<L, T>(case: &mut Case, value: T) -> Aligned
+/// encode-fresh, encode-reuse and decode rows, which read this very
+/// instance. Returns `L`'s encoding.
+pub(crate) fn rows<L, T>(case: &mut Case, value: &Rc<T>) -> Aligned
 where
     L: Lib<T> + 'static,
     T: PartialEq + std::fmt::Debug + 'static,
 {
-    let fresh = L::encode_fresh(&value);
+    let fresh = L::encode_fresh(value);
     let bytes = Aligned::copy_of(fresh.as_ref());
     let wire = bytes.as_ref().len();
     assert_eq!(
         L::decode(bytes.as_ref()).as_ref(),
-        Some(&value),
+        Some(&**value),
         "{} round trip",
         L::NAME
     );
     let mut dst = L::dst(wire + SLACK);
-    assert!(
-        L::encode_reuse(&value, &mut dst),
-        "{} encode-reuse",
-        L::NAME
-    );
+    assert!(L::encode_reuse(value, &mut dst), "{} encode-reuse", L::NAME);
     case.wire.push((L::NAME, wire));
 
-    let value = Rc::new(value);
-    let v = Rc::clone(&value);
+    let v = Rc::clone(value);
+    let value = Rc::clone(value);
     case.push(L::NAME, Op::EncodeFresh, move || {
         L::encode_fresh(black_box(&*v))
     });
