@@ -1349,6 +1349,14 @@ impl tracing::Subscriber for Traffic {
 fn traffic_is_logged_as_readable_text_at_trace_level() {
     let traffic = Traffic::default();
     let lines = traffic.0.clone();
+    // tracing caches a callsite's interest the first time any thread hits
+    // it. While only one dispatcher is registered, it asks that thread's
+    // default, so another test's thread, which has none, could cache
+    // `never` for a callsite of this test (tracing-core 0.1's `JustOne`
+    // rebuilder) and its events would be lost: the test failed on 1 run in
+    // a clean CI. A second registered dispatcher makes tracing ask every
+    // registered one, this test's included.
+    let _second = tracing::Dispatch::new(Traffic::default());
     tracing::subscriber::with_default(traffic, || {
         let mut net = ZaoTestNet::new(12, protocol);
         let i = net.add_client(LinkSpec::l1());
