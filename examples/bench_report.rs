@@ -240,6 +240,21 @@ fn calibrate(row: &mut support::harness::Row) -> u64 {
     }
 }
 
+/// `ratio` to two decimals, or to three where two would print one of
+/// `limits` for a ratio on the other side of it (a row at 1.004× misses a
+/// 1.00× rule, and "1.00×: MISSES" would read as a contradiction).
+fn times(ratio: f64, limits: &[f64]) -> String {
+    let two = format!("{ratio:.2}");
+    if limits
+        .iter()
+        .any(|&limit| ratio != limit && two == format!("{limit:.2}"))
+    {
+        format!("{ratio:.3}×")
+    } else {
+        format!("{two}×")
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
@@ -340,13 +355,14 @@ impl CaseResult {
         Some((
             ok,
             format!(
-                "{} {}: zao {} ns ±{} vs best peer {peer} {} ns ±{}{floor}: {ratio:.2}×: {} — {why}",
+                "{} {}: zao {} ns ±{} vs best peer {peer} {} ns ±{}{floor}: {}: {} — {why}",
                 self.name,
                 op.label(),
                 ns(zao.ns),
                 pct(zao.spread()),
                 ns(best),
                 pct(peer_spread),
+                times(ratio, &[HOLD, TIE]),
                 verdict(ok),
             ),
         ))
