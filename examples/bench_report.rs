@@ -383,10 +383,7 @@ fn report(filter: &Filter, save: Option<&Path>) {
         eprintln!("process {} of {PROCESSES}", p + 1);
         let out = Command::new(&exe)
             .arg("--worker")
-            .args([
-                "--placement".to_owned(),
-                (p * PLACEMENT_STEP % 4096).to_string(),
-            ])
+            .args(["--placement".to_owned(), (p * PLACEMENT_STEP).to_string()])
             .args(filter.args())
             .stderr(Stdio::inherit())
             .output()

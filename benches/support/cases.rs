@@ -154,13 +154,14 @@ where
     G: Encode + for<'de> Decode<'de> + Clone + PartialEq + std::fmt::Debug + 'static,
 {
     let shared_bytes = zao_rows::<Zao, _>(case, shared);
-    let game_bytes = zao_rows::<Zao<true>, _>(case, &Rc::new(game.clone()));
+    let game = Rc::new(game);
+    let game_bytes = zao_rows::<Zao<true>, _>(case, &game);
     // Each form's bytes decode as the other type to the other value (maps
     // under std's hasher write their slots in different orders, so the
     // bytes themselves need not be equal).
     assert_eq!(
         G::decode(shared_bytes.as_ref()).as_ref(),
-        Ok(&game),
+        Ok(&*game),
         "{}: the shared type's bytes are the zao_messages message",
         case.name
     );
