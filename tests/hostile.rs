@@ -638,6 +638,50 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     assert_eq!(vec, [1, 0xee, 0xee]);
 }
 
+/// A lying field ahead of a run of fixed-size fields, which the derive
+/// writes through one window.
+#[derive(Encode)]
+struct LiarFirst {
+    head: Liar<false>,
+    a: u32,
+    b: u16,
+}
+
+impl zao::Schema for Liar<false> {
+    const SHAPE: zao::wire::schema::Shape = zao::wire::schema::Shape::Bytes;
+}
+
+#[test]
+fn a_window_past_the_reservation_is_refused_before_it_writes() {
+    // The head writes 3 bytes where it promised none, so the 6-byte window
+    // after it no longer fits what was reserved for the value (6 bytes).
+    let value = LiarFirst {
+        head: Liar {
+            promised: 0,
+            wrote: 3,
+        },
+        a: 7,
+        b: 9,
+    };
+    let mut vec = vec![1u8, 2];
+    assert_eq!(value.encode_to_vec(&mut vec), 0);
+    assert_eq!(vec, [1, 2]);
+    assert!(value.to_vec().is_empty());
+    let mut bytes = bytes::BytesMut::from(&[5u8][..]);
+    assert_eq!(value.encode_to_bytes(&mut bytes), 0);
+    assert_eq!(&bytes[..], [5]);
+    // An honest head: the same window fits and is written.
+    let honest = LiarFirst {
+        head: Liar {
+            promised: 1,
+            wrote: 1,
+        },
+        a: 7,
+        b: 9,
+    };
+    assert_eq!(honest.to_vec(), [0xee, 7, 0, 0, 0, 9, 0]);
+}
+
 #[test]
 fn bool_runs_take_only_zero_and_one() {
     let flags = vec![true, false, false, true, true];

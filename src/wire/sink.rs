@@ -220,7 +220,7 @@ macro_rules! appender {
 
             #[inline(always)]
             fn put_slice(&mut self, src: &[u8]) {
-                if src.len() <= self.buf.capacity() - self.buf.len() {
+                if !self.overflow && src.len() <= self.buf.capacity() - self.buf.len() {
                     // The check above is the one inside `extend_from_slice`:
                     // the compiler drops its growth path.
                     self.buf.extend_from_slice(src);
@@ -240,7 +240,7 @@ macro_rules! appender {
                     self.put_u8(value as u8);
                 } else if value < 0x4000 {
                     self.put_array([value as u8 | 0x80, (value >> 7) as u8]);
-                } else if varint_len(value) <= self.buf.capacity() - self.buf.len() {
+                } else if !self.overflow && varint_len(value) <= self.buf.capacity() - self.buf.len() {
                     // Out of line and by value: a call that took the buffer
                     // by reference would pin it to memory for the whole
                     // encode (see the type's docs).
@@ -250,10 +250,14 @@ macro_rules! appender {
                 }
             }
 
+            /// One check that the whole window fits, before any write: on
+            /// the path where it does, the checks of the writes into it
+            /// follow from this one and fold.
             #[inline(always)]
             fn window(&mut self, size: usize) -> Appender<'_, $buf> {
-                let end = self.buf.len().saturating_add(size);
-                Appender { buf: &mut *self.buf, end, overflow: false }
+                let start = self.buf.len();
+                let overflow = size > self.buf.capacity() - start;
+                Appender { buf: &mut *self.buf, end: start.saturating_add(size), overflow }
             }
 
             #[inline(always)]

@@ -13,7 +13,13 @@ pub const MAX_VARINT_LEN: usize = 10;
 #[inline(always)]
 #[must_use]
 pub const fn varint_len(value: u64) -> usize {
-    // One byte per started group of seven bits; zero still takes a byte.
+    // Most lengths and counts on the wire take one byte: a predicted branch
+    // for them, not the bit count's chain of dependent arithmetic on the way
+    // to the allocation's size (`to_vec` of a `SpawnEntity`).
+    if value < 0x80 {
+        return 1;
+    }
+    // One byte per started group of seven bits.
     let bits = 64 - (value | 1).leading_zeros() as usize;
     bits.div_ceil(7)
 }
