@@ -144,7 +144,11 @@ pub trait Decode<'de>: Sized {
     #[doc(hidden)]
     #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        let mut vec = Vec::new();
+        // The caller has checked `count` against the input and charged it
+        // to the budget. Allocating here, not with a `reserve_exact` on an
+        // empty `Vec`, skips the growth path's out-of-line `finish_grow`
+        // (a tenth of the nested workload's decode instructions).
+        let mut vec = Vec::with_capacity(count);
         Self::decode_vec_in_place(&mut vec, count, r)?;
         Ok(vec)
     }
