@@ -214,3 +214,34 @@ fn vec_and_bytes_paths_match_the_slice_path() {
         assert_eq!(spawn.to_vec(), expected);
     }
 }
+
+/// Short byte strings take their own path into a growable buffer (16 bytes
+/// appended, then cut back): every length around it, at every distance from
+/// the end of what was reserved, writes what the slice path writes.
+#[test]
+fn short_byte_strings_append_exactly_their_bytes() {
+    fn slice_path(value: &impl Encode) -> Vec<u8> {
+        let mut buf = vec![0u8; value.encoded_len()];
+        assert_eq!(value.encode(&mut buf), Ok(buf.len()));
+        buf
+    }
+    let mut rng = Rng::new(77);
+    for len in 0..=40usize {
+        let label = rng.bytes(len);
+        // The string last (no room after it in `to_vec`) and followed by more.
+        let value = (label.clone(), 0x1122_3344u32);
+        assert_eq!(label.to_vec(), slice_path(&label), "len {len}");
+        assert_eq!(value.to_vec(), slice_path(&value), "len {len}");
+        for spare in [0usize, 1, 15, 16, 17, 64] {
+            let mut vec = Vec::with_capacity(3 + label.encoded_len() + spare);
+            vec.extend_from_slice(&[9, 9, 9]);
+            assert_eq!(label.encode_to_vec(&mut vec), label.encoded_len());
+            assert_eq!(vec[..3], [9, 9, 9]);
+            assert_eq!(vec[3..], slice_path(&label), "len {len}, spare {spare}");
+            let mut bytes = bytes::BytesMut::with_capacity(1 + value.encoded_len() + spare);
+            bytes.extend_from_slice(&[7]);
+            assert_eq!(value.encode_to_bytes(&mut bytes), value.encoded_len());
+            assert_eq!(bytes[1..], slice_path(&value), "len {len}, spare {spare}");
+        }
+    }
+}

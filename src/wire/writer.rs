@@ -288,7 +288,7 @@ fn too_small<T: Encode + ?Sized>(value: &T, available: usize) -> EncodeError {
 /// tags) copied inline by two overlapping fixed-size moves instead of a call
 /// to `memcpy`: a third of a short string's encode time went to the call.
 #[inline(always)]
-fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     if n > 16 || n != dst.len() {
         dst.copy_from_slice(src);
