@@ -199,18 +199,21 @@ pub(crate) struct Appender<'a, B> {
 /// `$buf.extend_from_slice($src)` after a check that it fits, with short
 /// slices (labels, small runs) copied inline instead of by a call to
 /// `memcpy` with its own branches on the length: the calls were a third of
-/// the nested workload's `to_vec` time. With 16 bytes of room, 16 zero bytes
-/// are appended (one constant-size move, right after the check that they
-/// fit, so the compiler drops the growth path: a growth call left in pins
-/// the buffer to memory, see [`Appender`]), the length steps back to the
-/// slice's end, and the slice is copied over them as `Writer` copies it.
-/// (A macro: `Vec<u8>` and `BytesMut` share no trait with `truncate`.)
+/// the nested workload's `to_vec` time. With more than 16 bytes of room, 16
+/// zero bytes are appended (one constant-size move, right after the check
+/// that they fit, so the compiler drops the growth path: a growth call left
+/// in pins the buffer to memory, see [`Appender`]), the length steps back to
+/// the slice's end, and the slice is copied over them as `Writer` copies
+/// it. More than 16, not 16: zeroing a whole new 16-byte allocation (a
+/// `PlayerMoved` in `to_vec`) lets the compiler turn `malloc` + `memset`
+/// into `calloc`, off the allocator's fast path (1.5× slower). (A macro:
+/// `Vec<u8>` and `BytesMut` share no trait with `truncate`.)
 macro_rules! append_short {
     ($buf:expr, $src:expr) => {{
         let buf = &mut *$buf;
         let src: &[u8] = $src;
         let start = buf.len();
-        if src.len() <= 16 && 16 <= buf.capacity() - start {
+        if src.len() <= 16 && 16 < buf.capacity() - start {
             buf.extend_from_slice(&[0u8; 16]);
             buf.truncate(start + src.len());
             if let Some(dst) = buf.get_mut(start..) {
