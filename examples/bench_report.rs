@@ -11,7 +11,10 @@
 //! one after another, under the system allocator: in each, every row is
 //! calibrated to a batch of a few milliseconds, then all rows of a case take
 //! turns, round after round, and each row keeps the median of its rounds.
-//! The report gives each row's median over the processes and their spread.
+//! The report gives each row's median over the processes and their spread,
+//! and judges each target by a paired ratio: in each process, the median
+//! over the rounds of Zao's time over the peer's in the same round, then the
+//! median over the processes.
 //! Each process places every destination and decode input at its own offset
 //! within a 4 KiB page (the same offset for every library), so that no one
 //! heap layout's luck decides a row.
@@ -28,6 +31,9 @@
 //! # no timing: run the selected rows N times (for `valgrind --tool=callgrind`;
 //! # the difference between N and 2N is N operations' instructions)
 //! cargo run --profile bench --example bench_report -- --iters 100000 --case SpawnEntity --lib zao --op decode
+//! # the whole report, and every row's times saved as TSV: case, library, op,
+//! # median ns, ns per process, then each process's rounds (`;` between processes)
+//! cargo run --profile bench --example bench_report -- --save /tmp/rows.tsv
 //! ```
 
 // Report code on our own sample values: a panic is a broken report, not a
@@ -195,15 +201,22 @@ fn worker(filter: &Filter) {
             println!("wire\t{}\t{lib}\t{bytes}", case.name);
         }
         eprintln!("  {} ({} rows)", case.name, case.rows.len());
-        for (lib, op, ns) in measure(case, filter) {
+        for (lib, op, ns, rounds) in measure(case, filter) {
             println!("time\t{}\t{lib}\t{}\t{ns}", kind.name(), op.label());
+            let rounds: Vec<String> = rounds.iter().map(f64::to_string).collect();
+            println!(
+                "rounds\t{}\t{lib}\t{}\t{}",
+                kind.name(),
+                op.label(),
+                rounds.join(",")
+            );
         }
     }
 }
 
 /// Calibrates every selected row, then runs the interleaved rounds; returns
-/// each row's median time per operation.
-fn measure(mut case: Case, filter: &Filter) -> Vec<(&'static str, Op, f64)> {
+/// each row's median time per operation and its time in every round.
+fn measure(mut case: Case, filter: &Filter) -> Vec<(&'static str, Op, f64, Vec<f64>)> {
     case.rows.retain(|r| filter.row(r.lib, r.op));
     let iters: Vec<u64> = case.rows.iter_mut().map(calibrate).collect();
     let count = case.rows.len();
@@ -220,7 +233,7 @@ fn measure(mut case: Case, filter: &Filter) -> Vec<(&'static str, Op, f64)> {
     case.rows
         .iter()
         .zip(samples)
-        .map(|(row, samples)| (row.lib, row.op, median(samples)))
+        .map(|(row, samples)| (row.lib, row.op, median(samples.clone()), samples))
         .collect()
 }
 
@@ -266,6 +279,8 @@ struct Measured {
     op: Op,
     /// Nanoseconds per operation, one per process.
     runs: Vec<f64>,
+    /// Nanoseconds per operation in every round, one list per process.
+    rounds: Vec<Vec<f64>>,
     /// Their median.
     ns: f64,
     /// Allocations and bytes allocated per operation (the counting pass).
@@ -278,6 +293,24 @@ impl Measured {
         let max = self.runs.iter().copied().fold(f64::MIN, f64::max);
         let min = self.runs.iter().copied().fold(f64::MAX, f64::min);
         (max - min) / 2.0 / self.ns
+    }
+}
+
+/// A paired ratio of two rows (see [`CaseResult::ratio`]).
+#[derive(Clone, Copy)]
+struct Ratio {
+    /// The median over the processes.
+    median: f64,
+    /// The lowest process.
+    low: f64,
+    /// The highest process.
+    high: f64,
+}
+
+impl Ratio {
+    /// "(processes 0.98–1.02)".
+    fn range(&self) -> String {
+        format!("(processes {:.2}–{:.2})", self.low, self.high)
     }
 }
 
@@ -312,6 +345,37 @@ impl CaseResult {
         self.libs().filter(|&lib| ranked(lib) && lib != ZAO)
     }
 
+    /// The time of row `a` over row `b`, paired: in each process, the median
+    /// over its rounds of `a`'s time over `b`'s in the same round; then the
+    /// median over the processes, with the lowest and highest process.
+    /// Drift that slows a whole round or a whole process slows both rows of
+    /// a pair, so it cancels instead of landing on whichever row it hit.
+    fn ratio(&self, a: (&str, Op), b: (&str, Op)) -> Option<Ratio> {
+        let (a, b) = (self.row(a.0, a.1)?, self.row(b.0, b.1)?);
+        let per_process: Vec<f64> = a
+            .rounds
+            .iter()
+            .zip(&b.rounds)
+            .map(|(a, b)| median(a.iter().zip(b).map(|(a, b)| a / b).collect()))
+            .collect();
+        if per_process.is_empty() {
+            return None;
+        }
+        Some(Ratio {
+            median: median(per_process.clone()),
+            low: per_process.iter().copied().fold(f64::MAX, f64::min),
+            high: per_process.iter().copied().fold(f64::MIN, f64::max),
+        })
+    }
+
+    /// The peer that Zao's `op` compares worst with, by the paired ratio
+    /// of Zao's `op` over the peer's `peer_op`, and that ratio.
+    fn toughest_peer(&self, op: Op, peer_op: Op) -> Option<(&str, Ratio)> {
+        self.peers()
+            .filter_map(|lib| Some((lib, self.ratio((ZAO, op), (lib, peer_op))?)))
+            .max_by(|a, b| a.1.median.total_cmp(&b.1.median))
+    }
+
     /// The fastest peer for `op`.
     fn best_peer(&self, op: Op) -> Option<(&str, f64)> {
         self.peers()
@@ -338,10 +402,13 @@ impl CaseResult {
     /// the verdict and a line of evidence.
     fn judge(&self, op: Op, peer_op: Op) -> Option<(bool, String)> {
         let zao = self.row(ZAO, op)?;
-        let (peer, best) = self.best_peer(peer_op)?;
-        let ratio = zao.ns / best;
+        let (peer, paired) = self.toughest_peer(op, peer_op)?;
+        let best = self.ns(peer, peer_op)?;
+        let ratio = paired.median;
         let floor = self.ns(RAW, peer_op);
-        let at_floor = floor.is_some_and(|raw| best <= raw * AT_FLOOR);
+        let at_floor = self
+            .ratio((peer, peer_op), (RAW, peer_op))
+            .is_some_and(|r| r.median <= AT_FLOOR);
         let ok = ratio <= HOLD || (at_floor && ratio <= TIE);
         let peer_spread = self.row(peer, peer_op).map_or(0.0, Measured::spread);
         let why = if ratio <= HOLD {
@@ -355,7 +422,7 @@ impl CaseResult {
         Some((
             ok,
             format!(
-                "{} {}: zao {} ns ±{} vs best peer {peer} {} ns ±{}{floor}: {}: {} — {why}",
+                "{} {}: zao {} ns ±{} vs best peer {peer} {} ns ±{}{floor}: {} {}: {} — {why}",
                 self.name,
                 op.label(),
                 ns(zao.ns),
@@ -363,6 +430,7 @@ impl CaseResult {
                 ns(best),
                 pct(peer_spread),
                 times(ratio, &[HOLD, TIE]),
+                paired.range(),
                 verdict(ok),
             ),
         ))
@@ -379,6 +447,7 @@ fn report(filter: &Filter, save: Option<&Path>) {
     let allocs = allocation_counts(root);
     let mut wire: Vec<(String, String, usize)> = Vec::new();
     let mut times: Vec<(String, String, Op, Vec<f64>)> = Vec::new();
+    let mut rounds: Vec<(String, String, Op, Vec<Vec<f64>>)> = Vec::new();
     for p in 0..PROCESSES {
         eprintln!("process {} of {PROCESSES}", p + 1);
         let out = Command::new(&exe)
@@ -406,6 +475,17 @@ fn report(filter: &Filter, save: Option<&Path>) {
                         None => times.push((f[1].to_owned(), f[2].to_owned(), op, vec![ns])),
                     }
                 }
+                "rounds" => {
+                    let op = Op::from_label(f[3]).unwrap();
+                    let these: Vec<f64> = f[4].split(',').map(|v| v.parse().unwrap()).collect();
+                    match rounds
+                        .iter_mut()
+                        .find(|t| t.0 == f[1] && t.1 == f[2] && t.2 == op)
+                    {
+                        Some(t) => t.3.push(these),
+                        None => rounds.push((f[1].to_owned(), f[2].to_owned(), op, vec![these])),
+                    }
+                }
                 _ => {}
             }
         }
@@ -425,6 +505,11 @@ fn report(filter: &Filter, save: Option<&Path>) {
                     op: *op,
                     ns: median(runs.clone()),
                     runs: runs.clone(),
+                    rounds: rounds
+                        .iter()
+                        .find(|t| t.0 == name && t.1 == *lib && t.2 == *op)
+                        .map(|t| t.3.clone())
+                        .unwrap_or_default(),
                     allocs: allocs
                         .iter()
                         .find(|a| a.0 == name && a.1 == *lib && a.2 == *op)
@@ -449,14 +534,25 @@ fn report(filter: &Filter, save: Option<&Path>) {
         for r in &results {
             for m in &r.rows {
                 let runs: Vec<String> = m.runs.iter().map(|v| format!("{v:.3}")).collect();
+                let rounds: Vec<String> = m
+                    .rounds
+                    .iter()
+                    .map(|p| {
+                        p.iter()
+                            .map(|v| format!("{v:.3}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .collect();
                 writeln!(
                     tsv,
-                    "{}\t{}\t{}\t{:.3}\t{}",
+                    "{}\t{}\t{}\t{:.3}\t{}\t{}",
                     r.name,
                     m.lib,
                     m.op.label(),
                     m.ns,
-                    runs.join(",")
+                    runs.join(","),
+                    rounds.join(";")
                 )
                 .unwrap();
             }
@@ -585,23 +681,29 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
     let mut lines = Vec::new();
     let mut holds = true;
     for r in reference() {
-        let Some((peer, best)) = r.best_peer(Op::Decode) else {
-            continue;
-        };
-        if let Some(borrowed) = r.row(ZAO, Op::DecodeBorrowed) {
-            let gain = best / borrowed.ns;
+        if let Some(borrowed) = r.row(ZAO, Op::DecodeBorrowed)
+            && let Some((peer, paired)) = r.toughest_peer(Op::DecodeBorrowed, Op::Decode)
+        {
+            let best = r.ns(peer, Op::Decode).unwrap_or(f64::NAN);
+            let gain = 1.0 / paired.median;
             let ok = gain >= BORROWED_GAIN;
             holds &= ok;
             lines.push(format!(
                 "{} decode-borrowed: zao {} ns ±{} vs best peer owned decode {peer} {} ns: \
-                 {gain:.2}× faster (need ≥ {BORROWED_GAIN:.0}×): {}",
+                 {gain:.2}× faster (processes {:.2}–{:.2}; need ≥ {BORROWED_GAIN:.0}×): {}",
                 r.name,
                 ns(borrowed.ns),
                 pct(borrowed.spread()),
                 ns(best),
+                1.0 / paired.high,
+                1.0 / paired.low,
                 verdict(ok),
             ));
-            if let Some(floor) = r.row(RAW, Op::DecodeBorrowed) {
+            if let (Some(floor), Some(to_peer), Some(to_zao)) = (
+                r.row(RAW, Op::DecodeBorrowed),
+                r.ratio((peer, Op::Decode), (RAW, Op::DecodeBorrowed)),
+                r.ratio((ZAO, Op::DecodeBorrowed), (RAW, Op::DecodeBorrowed)),
+            ) {
                 lines.push(format!(
                     "{} floor of a safe borrowed decode (`str::from_utf8` of the name alone, \
                      where it lies): {} ns ±{}, so at most {:.2}× faster than {peer}'s owned \
@@ -609,8 +711,8 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                     r.name,
                     ns(floor.ns),
                     pct(floor.spread()),
-                    best / floor.ns,
-                    borrowed.ns / floor.ns,
+                    to_peer.median,
+                    to_zao.median,
                 ));
             }
         }
@@ -621,16 +723,19 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                 | Kind::Inventory(_)
                 | Kind::InventoryFixed(_)
         ) && let Some(in_place) = r.row(ZAO, Op::DecodeInPlace)
+            && let Some((peer, paired)) = r.toughest_peer(Op::DecodeInPlace, Op::Decode)
         {
-            let ratio = in_place.ns / best;
+            let ratio = paired.median;
             let ok = ratio <= HOLD;
             holds &= ok;
             lines.push(format!(
-                "{} decode-in-place: zao {} ns ±{} vs best peer decode {peer} {} ns ({ratio:.2}×): {}",
+                "{} decode-in-place: zao {} ns ±{} vs best peer decode {peer} {} ns ({} {}): {}",
                 r.name,
                 ns(in_place.ns),
                 pct(in_place.spread()),
-                ns(best),
+                ns(r.ns(peer, Op::Decode).unwrap_or(f64::NAN)),
+                times(ratio, &[HOLD]),
+                paired.range(),
                 verdict(ok),
             ));
         }
@@ -653,10 +758,12 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
             (Op::Decode, true),
             (Op::DecodeInPlace, false),
         ] {
-            let (Some(zao), Some(raw)) = (r.row(ZAO, op), r.ns(RAW, op)) else {
+            let (Some(zao), Some(raw), Some(paired)) =
+                (r.row(ZAO, op), r.ns(RAW, op), r.ratio((ZAO, op), (RAW, op)))
+            else {
                 continue;
             };
-            let ratio = zao.ns / raw;
+            let ratio = paired.median;
             let ok = ratio <= RAW_SLACK;
             if judged {
                 holds &= ok;
@@ -667,12 +774,13 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                 "for information"
             };
             lines.push(format!(
-                "{} {}: zao {} ns ±{} vs raw copy {} ns: {ratio:.2}× (need ≤ {RAW_SLACK}×): {tag}",
+                "{} {}: zao {} ns ±{} vs raw copy {} ns: {ratio:.2}× {} (need ≤ {RAW_SLACK}×): {tag}",
                 r.name,
                 op.label(),
                 ns(zao.ns),
                 pct(zao.spread()),
                 ns(raw),
+                paired.range(),
             ));
         }
     }
@@ -884,8 +992,10 @@ fn markdown(
     writeln!(
         w,
         "- Run: {PROCESSES} worker processes one after another, each {ROUNDS} interleaved \
-         rounds of ~{} ms batches per row (median kept); each row below is the median of \
-         the {PROCESSES} processes, ± half their range; measured in {run_secs:.0} s.\n",
+         rounds of ~{} ms batches per row (median kept); each time below is the median of \
+         the {PROCESSES} processes, ± half their range; each ratio a target judges is \
+         paired round by round (see Method), with its lowest and highest process; \
+         measured in {run_secs:.0} s.\n",
         BATCH.as_millis()
     )
     .unwrap();
@@ -906,10 +1016,10 @@ fn markdown(
     }
     writeln!(
         w,
-        "Reading the targets: a row **holds** when Zao's median time is at most \
-         {HOLD:.2}× the best peer's median, or at most {TIE:.2}× where that peer is \
-         within {AT_FLOOR}× of the raw copy (the physical floor, where the rest is \
-         noise). \"Peer decode\" is a decode to an owned value (rkyv: validate, then \
+        "Reading the targets: a row **holds** when Zao's paired ratio to every peer \
+         is at most {HOLD:.2}× (the line names the peer with the highest ratio), or at \
+         most {TIE:.2}× where that peer is within {AT_FLOOR}× of the raw copy (the \
+         physical floor, where the rest is noise). \"Peer decode\" is a decode to an owned value (rkyv: validate, then \
          deserialize); rkyv's validated access builds no value and is listed under each \
          table with Zao's other decode forms. bincode is timed in its standard config \
          (varint integers); for the wire-size target (e) its fixed-width form (legacy \
@@ -980,7 +1090,11 @@ fn markdown(
          of the worker processes calibrates every row to the batch length, then all \
          rows of a case take turns for every round (the start rotates), and each row \
          keeps its median round; the report takes each row's median over the \
-         processes. Every library encodes from the one instance of the case's value \
+         processes. A target's ratio is paired: in each process, Zao's time over the \
+         peer's in the same round (the two batches a few milliseconds apart), its \
+         median over the rounds, then the median over the processes, so a slow \
+         spell of the machine slows both sides of a pair instead of whichever row it \
+         hit (why: `docs/DECISIONS.md`). Every library encodes from the one instance of the case's value \
          (the same heap addresses for all) and writes into (or decodes from) a buffer \
          at the same offset within a 4 KiB page; that offset moves from one process \
          to the next, so the median does not repeat one heap layout's luck (glibc \
