@@ -705,7 +705,7 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
                 r.ratio((ZAO, Op::DecodeBorrowed), (RAW, Op::DecodeBorrowed)),
             ) {
                 lines.push(format!(
-                    "{} floor of a safe borrowed decode (`str::from_utf8` of the name alone, \
+                    "{} floor of a safe borrowed decode (the UTF-8 validation of the name alone, \
                      where it lies): {} ns ±{}, so at most {:.2}× faster than {peer}'s owned \
                      decode; zao's borrowed decode is {:.2}× the floor (for information)",
                     r.name,
@@ -1202,7 +1202,7 @@ fn case_table(w: &mut String, r: &CaseResult) {
         (
             RAW,
             Op::DecodeBorrowed,
-            "floor of a borrowed decode (`str::from_utf8` of the name alone)",
+            "floor of a borrowed decode (UTF-8 validation of the name alone)",
         ),
         (RAW, Op::DecodeInPlace, "raw copy into a warmed `Vec`"),
         (

@@ -14,7 +14,7 @@ mod common;
 use std::fmt::Debug;
 
 use common::Rng;
-use zao::{Decode, Encode};
+use zao::{Decode, DecodeError, Encode};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntityRef, WorldSnapshot,
 };
@@ -242,6 +242,56 @@ fn short_byte_strings_append_exactly_their_bytes() {
             bytes.extend_from_slice(&[7]);
             assert_eq!(value.encode_to_bytes(&mut bytes), value.encoded_len());
             assert_eq!(bytes[1..], slice_path(&value), "len {len}, spare {spare}");
+        }
+    }
+}
+
+/// A `&str` decodes exactly when the standard library calls its bytes
+/// UTF-8, at every length around the short-string path (16 bytes): every
+/// string of one and two bytes, and random ones of 3 to 40 bytes drawn from
+/// ASCII, continuation, lead and invalid bytes.
+#[test]
+fn borrowed_strings_are_valid_exactly_when_std_says_so() {
+    fn check(bytes: &[u8]) {
+        let mut wire = vec![bytes.len() as u8];
+        wire.extend_from_slice(bytes);
+        let ours = <&str>::decode(&wire);
+        match std::str::from_utf8(bytes) {
+            Ok(text) => assert_eq!(ours, Ok(text), "{bytes:x?}"),
+            Err(_) => assert_eq!(ours, Err(DecodeError::InvalidUtf8), "{bytes:x?}"),
+        }
+    }
+    for a in 0..=255u8 {
+        check(&[a]);
+        for b in 0..=255u8 {
+            check(&[a, b]);
+        }
+    }
+    // Bytes that matter to a validator: ASCII, continuations, the leads of
+    // 2-, 3- and 4-byte forms (with their overlong and surrogate edges), and
+    // bytes that never appear.
+    const PICK: [u8; 14] = [
+        b'a', 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xc0, 0xf5, 0xff,
+    ];
+    let mut rng = Rng::new(8);
+    for _ in 0..200_000 {
+        let len = 3 + rng.below(38);
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                if rng.below(3) == 0 {
+                    b'a' + rng.below(26) as u8
+                } else {
+                    PICK[rng.below(PICK.len())]
+                }
+            })
+            .collect();
+        check(&bytes);
+        // Valid text of mixed widths, whole and cut at every byte.
+        let text: String = (0..1 + rng.below(12))
+            .filter_map(|_| char::from_u32(rng.below(0x11_0000) as u32 >> (4 * rng.below(5))))
+            .collect();
+        for cut in 0..=text.len() {
+            check(&text.as_bytes()[..cut]);
         }
     }
 }

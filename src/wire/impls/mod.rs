@@ -7,3 +7,5 @@ mod map;
 mod primitive;
 mod seq;
 mod text;
+
+pub use text::utf8;
