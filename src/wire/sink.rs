@@ -5,6 +5,7 @@ use bytes::BytesMut;
 
 use super::varint::encode_varint_long;
 use super::varint_len;
+use super::writer::{INLINE_COPY, copy_bytes};
 
 /// Where [`Encode::encode_to`](super::Encode::encode_to) writes: a
 /// [`Writer`](super::Writer) over a buffer the caller owns (capacity checked
@@ -196,35 +197,6 @@ pub(crate) struct Appender<'a, B> {
     overflow: bool,
 }
 
-/// `$buf.extend_from_slice($src)` after a check that it fits, with short
-/// slices (labels, small runs) copied inline instead of by a call to
-/// `memcpy` with its own branches on the length: the calls were a third of
-/// the nested workload's `to_vec` time. With more than 16 bytes of room, 16
-/// zero bytes are appended (one constant-size move, right after the check
-/// that they fit, so the compiler drops the growth path: a growth call left
-/// in pins the buffer to memory, see [`Appender`]), the length steps back to
-/// the slice's end, and the slice is copied over them as `Writer` copies
-/// it. More than 16, not 16: zeroing a whole new 16-byte allocation (a
-/// `PlayerMoved` in `to_vec`) lets the compiler turn `malloc` + `memset`
-/// into `calloc`, off the allocator's fast path (1.5× slower). (A macro:
-/// `Vec<u8>` and `BytesMut` share no trait with `truncate`.)
-macro_rules! append_short {
-    ($buf:expr, $src:expr) => {{
-        let buf = &mut *$buf;
-        let src: &[u8] = $src;
-        let start = buf.len();
-        if src.len() <= 16 && 16 < buf.capacity() - start {
-            buf.extend_from_slice(&[0u8; 16]);
-            buf.truncate(start + src.len());
-            if let Some(dst) = buf.get_mut(start..) {
-                super::writer::copy_bytes(dst, src);
-            }
-        } else {
-            buf.extend_from_slice(src);
-        }
-    }};
-}
-
 macro_rules! appender {
     ($($buf:ty),*) => {$(
         impl<'a> Appender<'a, $buf> {
@@ -247,14 +219,32 @@ macro_rules! appender {
         impl Sink for Appender<'_, $buf> {
             type Window<'w> = Appender<'w, $buf> where Self: 'w;
 
+            /// Short slices (labels, small runs) are copied inline, not by
+            /// a call to `memcpy` with its own branches on the length (a
+            /// third of the nested workload's `to_vec` time): with more
+            /// than [`INLINE_COPY`] bytes of room, that many zero bytes are
+            /// appended in one constant-size move, the length steps back to
+            /// the slice's end, and the slice is copied over them as
+            /// `Writer` copies it. More than, not as many as: zeroing a
+            /// whole new allocation of that size (a `PlayerMoved` in
+            /// `to_vec`) lets the compiler turn `malloc` + `memset` into
+            /// `calloc`, off the allocator's fast path (1.5× slower).
             #[inline(always)]
             fn put_slice(&mut self, src: &[u8]) {
-                if !self.overflow && src.len() <= self.buf.capacity() - self.buf.len() {
-                    // The check above is the one inside `extend_from_slice`:
-                    // the compiler drops its growth path.
-                    append_short!(self.buf, src);
-                } else {
+                let start = self.buf.len();
+                let room = self.buf.capacity() - start;
+                if self.overflow || src.len() > room {
                     self.overflow = true;
+                } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
+                    // Every append here is of a size checked above, so the
+                    // compiler drops `extend_from_slice`'s growth path.
+                    self.buf.extend_from_slice(&[0u8; INLINE_COPY]);
+                    self.buf.truncate(start + src.len());
+                    if let Some(dst) = self.buf.get_mut(start..) {
+                        copy_bytes(dst, src);
+                    }
+                } else {
+                    self.buf.extend_from_slice(src);
                 }
             }
 

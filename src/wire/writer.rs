@@ -284,13 +284,18 @@ fn too_small<T: Encode + ?Sized>(value: &T, available: usize) -> EncodeError {
     }
 }
 
+/// The longest slice [`copy_bytes`] copies inline (two overlapping 8-byte
+/// moves at most).
+pub(super) const INLINE_COPY: usize = 16;
+const _: () = assert!(INLINE_COPY <= 16, "copy_bytes moves at most 2 × 8 bytes");
+
 /// `dst.copy_from_slice(src)` (equal lengths), with short runs (names,
 /// tags) copied inline by two overlapping fixed-size moves instead of a call
 /// to `memcpy`: a third of a short string's encode time went to the call.
 #[inline(always)]
 pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
-    if n > 16 || n != dst.len() {
+    if n > INLINE_COPY || n != dst.len() {
         dst.copy_from_slice(src);
         return;
     }
@@ -307,7 +312,7 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
         }
     }
     match n {
-        8..=16 => two::<8>(dst, src),
+        8..=INLINE_COPY => two::<8>(dst, src),
         4..=7 => two::<4>(dst, src),
         2..=3 => two::<2>(dst, src),
         1 => two::<1>(dst, src),
