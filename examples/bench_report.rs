@@ -193,7 +193,9 @@ fn main() {
 }
 
 /// One worker process: measures the selected rows and prints
-/// `wire\tcase\tlib\tbytes` and `time\tcase\tlib\top\tns` lines.
+/// `wire\tcase\tlib\tbytes`, `time\tcase\tlib\top\tns` (the median round)
+/// and `rounds\tcase\tlib\top\tns,ns,...` lines; the report reads the
+/// rounds.
 fn worker(filter: &Filter) {
     for kind in KINDS.into_iter().filter(|&k| filter.case(k)) {
         let case = kind.build();
@@ -446,7 +448,8 @@ fn report(filter: &Filter, save: Option<&Path>) {
     eprintln!("allocation pass");
     let allocs = allocation_counts(root);
     let mut wire: Vec<(String, String, usize)> = Vec::new();
-    let mut times: Vec<(String, String, Op, Vec<f64>)> = Vec::new();
+    // Every row's rounds, one list per process (its `time` line is their
+    // median, so the report derives it rather than reading it).
     let mut rounds: Vec<(String, String, Op, Vec<Vec<f64>>)> = Vec::new();
     for p in 0..PROCESSES {
         eprintln!("process {} of {PROCESSES}", p + 1);
@@ -463,17 +466,6 @@ fn report(filter: &Filter, save: Option<&Path>) {
             match f[0] {
                 "wire" if p == 0 => {
                     wire.push((f[1].to_owned(), f[2].to_owned(), f[3].parse().unwrap()))
-                }
-                "time" => {
-                    let op = Op::from_label(f[3]).unwrap();
-                    let ns: f64 = f[4].parse().unwrap();
-                    match times
-                        .iter_mut()
-                        .find(|t| t.0 == f[1] && t.1 == f[2] && t.2 == op)
-                    {
-                        Some(t) => t.3.push(ns),
-                        None => times.push((f[1].to_owned(), f[2].to_owned(), op, vec![ns])),
-                    }
                 }
                 "rounds" => {
                     let op = Op::from_label(f[3]).unwrap();
@@ -497,23 +489,22 @@ fn report(filter: &Filter, save: Option<&Path>) {
         .filter(|&k| filter.case(k))
         .map(|kind| {
             let name = kind.name();
-            let rows = times
+            let rows = rounds
                 .iter()
                 .filter(|t| t.0 == name)
-                .map(|(_, lib, op, runs)| Measured {
-                    lib: lib.clone(),
-                    op: *op,
-                    ns: median(runs.clone()),
-                    runs: runs.clone(),
-                    rounds: rounds
-                        .iter()
-                        .find(|t| t.0 == name && t.1 == *lib && t.2 == *op)
-                        .map(|t| t.3.clone())
-                        .unwrap_or_default(),
-                    allocs: allocs
-                        .iter()
-                        .find(|a| a.0 == name && a.1 == *lib && a.2 == *op)
-                        .map(|a| (a.3, a.4)),
+                .map(|(_, lib, op, rounds)| {
+                    let runs: Vec<f64> = rounds.iter().map(|r| median(r.clone())).collect();
+                    Measured {
+                        lib: lib.clone(),
+                        op: *op,
+                        ns: median(runs.clone()),
+                        runs,
+                        rounds: rounds.clone(),
+                        allocs: allocs
+                            .iter()
+                            .find(|a| a.0 == name && a.1 == *lib && a.2 == *op)
+                            .map(|a| (a.3, a.4)),
+                    }
                 })
                 .collect();
             CaseResult {
