@@ -652,9 +652,12 @@ impl zao::Schema for Liar<false> {
 }
 
 #[test]
-fn a_window_past_the_reservation_is_refused_before_it_writes() {
+fn a_window_past_the_reservation_refuses_the_whole_value() {
     // The head writes 3 bytes where it promised none, so the 6-byte window
-    // after it no longer fits what was reserved for the value (6 bytes).
+    // after it no longer fits what was reserved for the value (6 bytes):
+    // the window refuses, and so does the whole encode, leaving the buffer
+    // as it was. (Whether the window wrote before refusing cannot be seen
+    // from safe code; the up-front check is there for speed.)
     let value = LiarFirst {
         head: Liar {
             promised: 0,
