@@ -404,3 +404,106 @@ fn recursive_types_derive_and_round_trip() {
     assert_eq!(Node::FIXED_SIZE, None);
     assert_ne!(Node::FINGERPRINT, 0);
 }
+
+// Blittable values of every size class the derive reads through words
+// (`image_words`: whole 8-byte words, then a 4-, 2- and 1-byte tail), and
+// past its limit, where it copies bytes.
+macro_rules! blobs {
+    ($($name:ident: $n:literal),* $(,)?) => {$(
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Encode, Decode, FromBytes, IntoBytes, Immutable,
+            KnownLayout,
+        )]
+        #[zerocopy(crate = "zao::zerocopy")]
+        #[zao(blittable)]
+        #[repr(C)]
+        struct $name {
+            bytes: [u8; $n],
+        }
+    )*};
+}
+
+blobs!(
+    Blob1: 1, Blob2: 2, Blob3: 3, Blob5: 5, Blob7: 7, Blob8: 8, Blob13: 13, Blob15: 15,
+    Blob16: 16, Blob17: 17, Blob24: 24, Blob31: 31, Blob32: 32, Blob33: 33, Blob40: 40,
+);
+
+/// A blittable value of mixed alignment: 4 + 2 + 2 + 4 bytes.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Encode, Decode, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
+#[zerocopy(crate = "zao::zerocopy")]
+#[zao(blittable)]
+#[repr(C)]
+struct Mixed {
+    id: u32,
+    a: u16,
+    b: i16,
+    c: f32,
+}
+
+fn check_blob<T>(n: usize)
+where
+    T: for<'de> Decode<'de> + FromBytes + IntoBytes + Immutable + PartialEq + std::fmt::Debug,
+{
+    for seed in 0..64u8 {
+        let image: Vec<u8> = (0..n as u8)
+            .map(|i| i.wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)))
+            .collect();
+        let expected = T::read_from_bytes(&image).unwrap();
+        assert_eq!(T::decode(&image).as_ref(), Ok(&expected), "{n} bytes");
+        // decode_from, inside a larger value, at an odd offset.
+        let mut framed = vec![0xEE];
+        framed.extend_from_slice(&image);
+        framed.push(0x7F);
+        let (lead, value, tail) = <(u8, T, u8)>::decode(&framed).unwrap();
+        assert_eq!(
+            (lead, &value, tail),
+            (0xEE, &expected, 0x7F),
+            "{n} bytes, framed"
+        );
+        assert_eq!(
+            value.as_bytes(),
+            &image[..],
+            "{n} bytes: the image comes back"
+        );
+        assert_eq!(
+            T::decode(&image[..n - 1]),
+            Err(DecodeError::UnexpectedEnd),
+            "{n} bytes, one short"
+        );
+        let mut long = image.clone();
+        long.push(0);
+        assert_eq!(
+            T::decode(&long),
+            Err(DecodeError::TrailingBytes),
+            "{n} bytes, one over"
+        );
+        assert_eq!(
+            <(u8, T, u8)>::decode(&framed[..n]),
+            Err(DecodeError::UnexpectedEnd),
+            "{n} bytes, framed and cut"
+        );
+    }
+}
+
+#[test]
+fn blittable_values_of_every_size_decode_to_their_image() {
+    check_blob::<Blob1>(1);
+    check_blob::<Blob2>(2);
+    check_blob::<Blob3>(3);
+    check_blob::<Blob5>(5);
+    check_blob::<Blob7>(7);
+    check_blob::<Blob8>(8);
+    check_blob::<Blob13>(13);
+    check_blob::<Blob15>(15);
+    check_blob::<Blob16>(16);
+    check_blob::<Blob17>(17);
+    check_blob::<Blob24>(24);
+    check_blob::<Blob31>(31);
+    check_blob::<Blob32>(32);
+    check_blob::<Blob33>(33);
+    check_blob::<Blob40>(40);
+    check_blob::<Mixed>(12);
+    check_blob::<PlayerMoved>(16);
+}

@@ -565,6 +565,24 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             #[inline(always)]
             fn decode(__bytes: &'__de [u8]) -> ::core::result::Result<Self, ::zao::DecodeError> {
                 const __N: usize = ::core::mem::size_of::<#ident>();
+                // A small value goes through words, which keeps it in
+                // registers (`image_words`); `[u64; __K]` is never smaller
+                // than the value, so the transmute only drops the zero tail.
+                if ::core::cfg!(target_endian = "little") && __N <= ::zao::__private::blit::WORD_IMAGE_MAX {
+                    const __K: usize = __N.div_ceil(8);
+                    // The error is made here, not passed through a
+                    // `Result` of the image: that one kept the value in a
+                    // stack slot again.
+                    return match <&[u8; __N]>::try_from(__bytes) {
+                        ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
+                            ::zao::__private::zerocopy::transmute!(#![allow(shrink)]
+                                ::zao::__private::blit::image_words::<__N, __K>(__image)),
+                        ),
+                        ::core::result::Result::Err(_) => ::core::result::Result::Err(
+                            ::zao::__private::blit::blit_len_error(__bytes.len(), __N),
+                        ),
+                    };
+                }
                 if ::core::cfg!(target_endian = "little") && __N <= ::zao::DecodeLimits::DEFAULT.max_message {
                     return ::zao::__private::blit::decode_blit_exact::<Self, __N>(__bytes);
                 }
@@ -579,6 +597,17 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                     + ::zao::__private::zerocopy::Immutable
                     + ::zao::__private::zerocopy::KnownLayout>() {}
                 let _ = __zao_assert_blittable::<#ident>;
+                const __N: usize = ::core::mem::size_of::<#ident>();
+                if ::core::cfg!(target_endian = "little") && __N <= ::zao::__private::blit::WORD_IMAGE_MAX {
+                    const __K: usize = __N.div_ceil(8);
+                    return match __r.take_chunk::<__N>() {
+                        ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
+                            ::zao::__private::zerocopy::transmute!(#![allow(shrink)]
+                                ::zao::__private::blit::image_words::<__N, __K>(__image)),
+                        ),
+                        ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
+                    };
+                }
                 if ::core::cfg!(target_endian = "little") {
                     ::zao::__private::blit::decode_blit(__r)
                 } else {
