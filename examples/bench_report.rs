@@ -1081,7 +1081,8 @@ fn markdown(
          borrowed decode is `SpawnEntityRef`; rkyv's `access` validates without \
          building a value.",
         "**Raw copy** is the physical floor: `IntoBytes` + `copy_from_slice` / \
-         `extend_from_slice` to encode, `FromBytes::read_from_bytes` (PlayerMoved) or a \
+         `extend_from_slice` to encode; to decode, the 16 bytes as two words, transmuted \
+         (PlayerMoved: `read_from_bytes` took twice as long through a stack slot), or a \
          slice cast and `to_vec` / `extend_from_slice` (WorldSnapshot: tick and count as \
          `u32`, then the players) to decode. It checks lengths and nothing else.",
         "**Wire bytes** are the body each library writes (Zao: without the message id).",

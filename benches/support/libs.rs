@@ -329,9 +329,14 @@ impl Lib<zm::PlayerMoved> for Raw {
     fn encode_fresh(value: &zm::PlayerMoved) -> Vec<u8> {
         value.as_bytes().to_vec()
     }
+    /// The image as two words, transmuted (zerocopy): the value stays in
+    /// registers. `read_from_bytes` staged it in a stack slot and took
+    /// twice as long as speedy's decode, no floor at all.
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<zm::PlayerMoved> {
-        zm::PlayerMoved::read_from_bytes(bytes).ok()
+        let (low, high) = <&[u8; 16]>::try_from(bytes).ok()?.split_at(8);
+        let words = [low, high].map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default()));
+        Some(zao::zerocopy::transmute!(words))
     }
 }
 
