@@ -489,11 +489,31 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
             }
         }
     };
+    // A blittable struct's words become the value in a method of its own,
+    // outside the trait impl: zerocopy's `transmute!` needs the concrete
+    // type, and a type without `FromBytes` then gets an error that names
+    // this method, the same in every build (inside the impl, the trait's
+    // path in the message depended on which crates were loaded).
+    let from_words = match &input.shape {
+        Shape::Struct(_) if input.attrs.blittable => quote! {
+            #[automatically_derived]
+            impl #ident {
+                #[inline(always)]
+                fn __zao_from_words(
+                    __words: [u64; ::core::mem::size_of::<#ident>().div_ceil(8)],
+                ) -> Self {
+                    ::zao::__private::zerocopy::transmute!(#![allow(shrink)] __words)
+                }
+            }
+        },
+        _ => quote!(),
+    };
     Ok(quote! {
         #[automatically_derived]
         impl #impl_g ::zao::Decode<'__de> for #ident #ty_g #where_c {
             #body
         }
+        #from_words
     })
 }
 
@@ -575,8 +595,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                     // stack slot again.
                     return match <&[u8; __N]>::try_from(__bytes) {
                         ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
-                            ::zao::__private::zerocopy::transmute!(#![allow(shrink)]
-                                ::zao::__private::blit::image_words::<__N, __K>(__image)),
+                            Self::__zao_from_words(::zao::__private::blit::image_words::<__N, __K>(__image)),
                         ),
                         ::core::result::Result::Err(_) => ::core::result::Result::Err(
                             ::zao::__private::blit::blit_len_error(__bytes.len(), __N),
@@ -602,8 +621,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                     const __K: usize = __N.div_ceil(8);
                     return match __r.take_chunk::<__N>() {
                         ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
-                            ::zao::__private::zerocopy::transmute!(#![allow(shrink)]
-                                ::zao::__private::blit::image_words::<__N, __K>(__image)),
+                            Self::__zao_from_words(::zao::__private::blit::image_words::<__N, __K>(__image)),
                         ),
                         ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
                     };
