@@ -295,3 +295,41 @@ fn borrowed_strings_are_valid_exactly_when_std_says_so() {
         }
     }
 }
+
+/// A run of fixed-size items takes exactly `count` items: one fewer or one
+/// more is refused and leaves the writer where it was; exactly `count` are
+/// written in order, each in its own window.
+#[test]
+fn a_run_takes_exactly_its_count_of_items() {
+    for count in 0..6usize {
+        for size in 1..5usize {
+            for yielded in [count.saturating_sub(1), count, count + 1] {
+                let mut buf = [0xAAu8; 64];
+                let mut w = zao::Writer::new(&mut buf);
+                w.put_u8(7);
+                let ok = w.put_run(count, size, 0..yielded, |w, i| {
+                    for _ in 0..size {
+                        w.put_u8(i as u8);
+                    }
+                });
+                let exact = yielded == count;
+                assert_eq!(ok, exact, "count {count}, size {size}, {yielded} items");
+                let expected = if exact { 1 + count * size } else { 1 };
+                assert_eq!(
+                    w.position(),
+                    expected,
+                    "count {count}, size {size}, {yielded} items"
+                );
+                if exact {
+                    let run = &buf[1..expected];
+                    for (i, window) in run.chunks(size).enumerate() {
+                        assert!(
+                            window.iter().all(|&b| b == i as u8),
+                            "window {i}: {window:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -184,19 +184,22 @@ impl<'a> Writer<'a> {
             return false;
         };
         let mut ok = size > 0 || count == 0;
-        let mut windows = run.chunks_exact_mut(size.max(1));
-        // `for_each`, not a zip: a map's iterator then runs its own fold
-        // (hashbrown walks its groups without a count check per entry),
-        // and the windows' end is the only check left in the loop.
-        items.for_each(|item| match windows.next() {
-            Some(window) => {
-                let mut sub = Writer::new(window);
-                write(&mut sub, item);
-                ok &= !sub.overflow && sub.rest.is_empty();
-            }
-            None => ok = false,
-        });
-        if !ok || windows.next().is_some() {
+        // The windows drive the loop and the items are pulled: the windows'
+        // end is the loop's own exit. Driving it from the items' `for_each`
+        // (hashbrown's fold) left the windows' check at the loop's latch, a
+        // second taken branch per map entry: Inventory(128) encode-reuse
+        // 144-148 -> 139-141 ns, encode-fresh 164-169 -> 157-158 ns.
+        let mut items = items;
+        for window in run.chunks_exact_mut(size.max(1)) {
+            let Some(item) = items.next() else {
+                ok = false;
+                break;
+            };
+            let mut sub = Writer::new(window);
+            write(&mut sub, item);
+            ok &= !sub.overflow && sub.rest.is_empty();
+        }
+        if !ok || items.next().is_some() {
             self.refuse(left);
             return false;
         }
