@@ -489,7 +489,7 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
             }
         }
     };
-    // A blittable struct's words become the value in a method of its own,
+    // A blittable struct's image becomes the value in a method of its own,
     // outside the trait impl: zerocopy's `transmute!` needs the concrete
     // type, and a type without `FromBytes` then gets an error that names
     // this method, the same in every build (inside the impl, the trait's
@@ -498,11 +498,17 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
         Shape::Struct(_) if input.attrs.blittable => quote! {
             #[automatically_derived]
             impl #ident {
+                /// The value from its memory image, through words
+                /// (`image_words`): `[u64; __K]` is never smaller than the
+                /// value, so the transmute only drops the zero tail.
                 #[inline(always)]
-                fn __zao_from_words(
-                    __words: [u64; ::core::mem::size_of::<#ident>().div_ceil(8)],
+                fn __zao_from_image(
+                    __image: &[u8; ::core::mem::size_of::<#ident>()],
                 ) -> Self {
-                    ::zao::__private::zerocopy::transmute!(#![allow(shrink)] __words)
+                    const __N: usize = ::core::mem::size_of::<#ident>();
+                    const __K: usize = __N.div_ceil(8);
+                    ::zao::__private::zerocopy::transmute!(#![allow(shrink)]
+                        ::zao::__private::blit::image_words::<__N, __K>(__image))
                 }
             }
         },
@@ -586,16 +592,14 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             fn decode(__bytes: &'__de [u8]) -> ::core::result::Result<Self, ::zao::DecodeError> {
                 const __N: usize = ::core::mem::size_of::<#ident>();
                 // A small value goes through words, which keeps it in
-                // registers (`image_words`); `[u64; __K]` is never smaller
-                // than the value, so the transmute only drops the zero tail.
+                // registers (`__zao_from_image`).
                 if ::core::cfg!(target_endian = "little") && __N <= ::zao::__private::blit::WORD_IMAGE_MAX {
-                    const __K: usize = __N.div_ceil(8);
                     // The error is made here, not passed through a
                     // `Result` of the image: that one kept the value in a
                     // stack slot again.
                     return match <&[u8; __N]>::try_from(__bytes) {
                         ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
-                            Self::__zao_from_words(::zao::__private::blit::image_words::<__N, __K>(__image)),
+                            Self::__zao_from_image(__image),
                         ),
                         ::core::result::Result::Err(_) => ::core::result::Result::Err(
                             ::zao::__private::blit::blit_len_error(__bytes.len(), __N),
@@ -618,10 +622,9 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 let _ = __zao_assert_blittable::<#ident>;
                 const __N: usize = ::core::mem::size_of::<#ident>();
                 if ::core::cfg!(target_endian = "little") && __N <= ::zao::__private::blit::WORD_IMAGE_MAX {
-                    const __K: usize = __N.div_ceil(8);
                     return match __r.take_chunk::<__N>() {
                         ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
-                            Self::__zao_from_words(::zao::__private::blit::image_words::<__N, __K>(__image)),
+                            Self::__zao_from_image(__image),
                         ),
                         ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
                     };
