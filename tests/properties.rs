@@ -298,10 +298,11 @@ fn borrowed_strings_are_valid_exactly_when_std_says_so() {
 
 /// A run of fixed-size items takes exactly `count` items: one fewer or one
 /// more is refused and leaves the writer where it was; exactly `count` are
-/// written in order, each in its own window.
+/// written in order, each in its own window. The counts span several of the
+/// groups of windows `put_run` cuts per check and every remainder.
 #[test]
 fn a_run_takes_exactly_its_count_of_items() {
-    for count in 0..6usize {
+    for count in 0..=13usize {
         for size in 1..5usize {
             for yielded in [count.saturating_sub(1), count, count + 1] {
                 let mut buf = [0xAAu8; 64];
@@ -331,5 +332,46 @@ fn a_run_takes_exactly_its_count_of_items() {
                 }
             }
         }
+    }
+}
+
+/// A fixed-size run (a map of fixed-size entries, a `Vec` of a fixed-size
+/// non-blittable struct) is written a few windows per bounds check, so every
+/// length around that grouping round-trips through the slice, `Vec` and
+/// `BytesMut` paths, and a destination one byte short is refused.
+#[test]
+fn fixed_size_runs_of_every_length_round_trip() {
+    use std::collections::{BTreeMap, HashMap};
+    let mut rng = Rng::new(7);
+    for n in 0..=40_u32 {
+        let map: HashMap<u32, (u16, u8)> = (0..n)
+            .map(|i| {
+                (
+                    i.wrapping_mul(2_654_435_761),
+                    (rng.below(60_000) as u16, i as u8),
+                )
+            })
+            .collect();
+        let tree: BTreeMap<u16, u8> = (0..n).map(|i| (i as u16 * 3, i as u8)).collect();
+        let seq: Vec<(u8, u16)> = (0..n).map(|i| (i as u8, i as u16 * 7)).collect();
+        let value = (map, tree, seq);
+        let len = value.encoded_len();
+        let mut buf = vec![0_u8; len];
+        assert_eq!(value.encode(&mut buf), Ok(len), "{n} entries");
+        assert_eq!(
+            <(HashMap<u32, (u16, u8)>, BTreeMap<u16, u8>, Vec<(u8, u16)>)>::decode(&buf).as_ref(),
+            Ok(&value)
+        );
+        let mut vec = Vec::new();
+        assert_eq!(value.encode_to_vec(&mut vec), len);
+        assert_eq!(vec, buf, "{n} entries, Vec path");
+        let mut bytes = bytes::BytesMut::new();
+        value.encode_to_bytes(&mut bytes);
+        assert_eq!(&bytes[..], &buf[..], "{n} entries, BytesMut path");
+        let mut short = vec![0_u8; len - 1];
+        assert!(
+            value.encode(&mut short).is_err(),
+            "{n} entries, one byte short"
+        );
     }
 }
