@@ -492,6 +492,51 @@ fn c13_duplicate_map_keys_are_refused() {
     );
 }
 
+/// A map of fixed-size entries is inserted in a spread order (halves
+/// alternating), but the error reported is still the first one in wire
+/// order: a repeated key before an invalid bool is `DuplicateKey`, an
+/// invalid bool at or before a repeated key is `InvalidTag`, wherever the
+/// two lie in the run.
+#[test]
+fn c13_map_errors_come_in_wire_order() {
+    for count in 2..=12u8 {
+        for first in 0..count {
+            for second in 0..count {
+                if first == second {
+                    continue;
+                }
+                // Entries (key, bool): distinct keys, valid bools; then one
+                // entry repeats key 0 (or entry 0 repeats key 1) and one
+                // carries the bool 2.
+                let mut entries: Vec<[u8; 2]> = (0..count).map(|k| [k, k % 2]).collect();
+                let dup = if first == 0 { 1 } else { 0 };
+                entries[usize::from(first)][0] = dup;
+                entries[usize::from(second)][1] = 2;
+                let mut bytes = vec![count];
+                bytes.extend(entries.iter().flatten());
+                // The repeat is met at the later of the two entries.
+                let dup_at = if first == 0 { 1 } else { usize::from(first) };
+                let expected = if dup_at < usize::from(second) {
+                    DecodeError::DuplicateKey
+                } else {
+                    DecodeError::InvalidTag
+                };
+                assert_eq!(
+                    HashMap::<u8, bool>::decode(&bytes),
+                    Err(expected),
+                    "{count} entries, repeat at {dup_at}, bad bool at {second}"
+                );
+                let mut warmed: HashMap<u8, bool> = (0..40).map(|k| (k, true)).collect();
+                assert_eq!(
+                    warmed.decode_in_place(&bytes),
+                    Err(expected),
+                    "in place: {count} entries, repeat at {dup_at}, bad bool at {second}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn c14_unknown_message_ids_are_reported() {
     for id in [0u64, 6, 127, 128, 300, u64::from(u32::MAX)] {

@@ -148,6 +148,85 @@ fn read_entries<'de, K: Decode<'de>, V: Decode<'de>>(
     Ok(())
 }
 
+/// Reads `count` entries into an empty `map`.
+#[inline(always)]
+fn fill_map<'de, K, V, S>(
+    map: &mut HashMap<K, V, S>,
+    r: &mut Reader<'de>,
+    count: usize,
+) -> Result<(), DecodeError>
+where
+    K: Decode<'de> + Eq + Hash,
+    V: Decode<'de>,
+    S: BuildHasher,
+{
+    let entry = K::MIN_SIZE.saturating_add(V::MIN_SIZE);
+    if K::EXACT_SIZE && V::EXACT_SIZE && entry > 0 {
+        let run = r.take(count.checked_mul(entry).ok_or(DecodeError::OverLimit)?)?;
+        if insert_spread(map, run, entry).is_err() {
+            // The first error in wire order, whatever the spread met.
+            map.clear();
+            let r = &mut Reader::new(run);
+            read_entries(r, count, |key, value| insert_new(map, key, value))?;
+        }
+        Ok(())
+    } else {
+        read_entries(r, count, |key, value| insert_new(map, key, value))
+    }
+}
+
+/// Inserts an entry whose key must be new.
+#[inline(always)]
+fn insert_new<K: Eq + Hash, V, S: BuildHasher>(
+    map: &mut HashMap<K, V, S>,
+    key: K,
+    value: V,
+) -> Result<(), DecodeError> {
+    match map.insert(key, value) {
+        Some(_) => Err(DecodeError::DuplicateKey),
+        None => Ok(()),
+    }
+}
+
+/// Inserts a run of exact-size entries alternately from its two halves.
+///
+/// A map sent by a peer with the same hasher (a fixed-seed one, as Bevy's
+/// maps use) arrives in the order of its own buckets, which is the order of
+/// the new table's buckets too: inserted in that order, each entry writes a
+/// control byte of the group the next entry's probe loads at once, a load
+/// the store cannot forward to, and the insert stalls. Entries half the run
+/// apart land far apart. Which entry an error is met at may differ from wire
+/// order, so on an error the caller decodes the run again in order.
+#[inline(always)]
+fn insert_spread<'de, K, V, S>(
+    map: &mut HashMap<K, V, S>,
+    run: &'de [u8],
+    entry: usize,
+) -> Result<(), DecodeError>
+where
+    K: Decode<'de> + Eq + Hash,
+    V: Decode<'de>,
+    S: BuildHasher,
+{
+    let mut one = |window: &'de [u8]| {
+        let w = &mut Reader::new(window);
+        let key = K::decode_from(w)?;
+        insert_new(map, key, V::decode_from(w)?)
+    };
+    let count = run.len() / entry;
+    let (front, back) = run.split_at((count / 2) * entry);
+    for (a, b) in front.chunks_exact(entry).zip(back.chunks_exact(entry)) {
+        one(a)?;
+        one(b)?;
+    }
+    if count % 2 == 1
+        && let Some(last) = back.rchunks_exact(entry).next()
+    {
+        one(last)?;
+    }
+    Ok(())
+}
+
 impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -170,8 +249,17 @@ where
 
     #[inline]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
-        let mut map = HashMap::with_hasher(S::default());
-        map.decode_in_place_from(r)?;
+        r.enter()?;
+        let count = map_count::<K, V>(r)?;
+        r.charge(
+            buckets_for::<(K, V)>(count)
+                .and_then(table_bytes::<(K, V)>)
+                .ok_or(DecodeError::OverLimit)?,
+        )?;
+        // Made at its size: growing an empty map to it cost a rehash pass.
+        let mut map = HashMap::with_capacity_and_hasher(count, S::default());
+        fill_map(&mut map, r, count)?;
+        r.leave();
         Ok(map)
     }
 
@@ -202,10 +290,7 @@ where
                 self.reserve(count);
             }
         }
-        read_entries(r, count, |key, value| match self.insert(key, value) {
-            Some(_) => Err(DecodeError::DuplicateKey),
-            None => Ok(()),
-        })?;
+        fill_map(self, r, count)?;
         r.leave();
         Ok(())
     }
