@@ -34,8 +34,17 @@ impl std::error::Error for EncodeError {}
 /// Bytes from a peer are hostile: every rule the wire format sets is checked,
 /// and breaking one is an error, never a panic. The enum is small and `Copy`
 /// so that returning it costs nothing on the fast path.
+///
+/// Its tag is a whole word (`repr(usize)`), so in a `Result<T, DecodeError>`
+/// a small `T` lies in a word of its own, past the tag. With a `u32` tag a
+/// `T` of four bytes or less shared the tag's word: every `?` packed and
+/// unpacked it with shifts, and a value stored in halves and read back whole
+/// stalled store forwarding. Against the best peer, paired in one worker:
+/// PlayerInput decode 1.33-1.55 -> 0.88-1.11x speedy's (inputs at three
+/// placements), the nested ~1 MB workload's decode 1.17 -> 1.09x wincode's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[repr(usize)]
 pub enum DecodeError {
     /// The input ended before the value did.
     UnexpectedEnd,
