@@ -121,29 +121,59 @@ fn table_bytes<T>(buckets: usize) -> Option<usize> {
         .checked_add(GROUP)
 }
 
-/// Reads `count` entries and hands each to `insert`. Entries of exact-size
-/// keys and values take one bounds check for the whole run (`get_count`
-/// proved it is there), then each is read from a window of its constant
-/// size, where the compiler drops the per-field checks.
+/// The bytes of `count` entries and the size of one, when keys and values
+/// have exact sizes: one bounds check for the whole run (`get_count` proved
+/// it is there), each entry then read from a window of its constant size,
+/// where the compiler drops the per-field checks. `None` otherwise.
+#[inline(always)]
+fn exact_run<'de, K: Decode<'de>, V: Decode<'de>>(
+    r: &mut Reader<'de>,
+    count: usize,
+) -> Result<Option<(&'de [u8], usize)>, DecodeError> {
+    let entry = K::MIN_SIZE.saturating_add(V::MIN_SIZE);
+    if !(K::EXACT_SIZE && V::EXACT_SIZE && entry > 0) {
+        return Ok(None);
+    }
+    let run = r.take(count.checked_mul(entry).ok_or(DecodeError::OverLimit)?)?;
+    Ok(Some((run, entry)))
+}
+
+/// Decodes the entry in `window` (exactly its bytes) and hands it to
+/// `insert`.
+#[inline(always)]
+fn insert_at<'de, K: Decode<'de>, V: Decode<'de>>(
+    window: &'de [u8],
+    insert: &mut impl FnMut(K, V) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let w = &mut Reader::new(window);
+    insert(K::decode_from(w)?, V::decode_from(w)?)
+}
+
+/// Hands every entry of an exact-size `run` to `insert`, in wire order.
+#[inline(always)]
+fn insert_run<'de, K: Decode<'de>, V: Decode<'de>>(
+    run: &'de [u8],
+    entry: usize,
+    mut insert: impl FnMut(K, V) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    run.chunks_exact(entry)
+        .try_for_each(|window| insert_at(window, &mut insert))
+}
+
+/// Reads `count` entries and hands each to `insert`, in wire order.
 #[inline]
 fn read_entries<'de, K: Decode<'de>, V: Decode<'de>>(
     r: &mut Reader<'de>,
     count: usize,
     mut insert: impl FnMut(K, V) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
-    let entry = K::MIN_SIZE.saturating_add(V::MIN_SIZE);
-    if K::EXACT_SIZE && V::EXACT_SIZE && entry > 0 {
-        let run = r.take(count.checked_mul(entry).ok_or(DecodeError::OverLimit)?)?;
-        for window in run.chunks_exact(entry) {
-            let w = &mut Reader::new(window);
-            insert(K::decode_from(w)?, V::decode_from(w)?)?;
-        }
-    } else {
-        for _ in 0..count {
-            let key = K::decode_from(r)?;
-            let value = V::decode_from(r)?;
-            insert(key, value)?;
-        }
+    if let Some((run, entry)) = exact_run::<K, V>(r, count)? {
+        return insert_run(run, entry, insert);
+    }
+    for _ in 0..count {
+        let key = K::decode_from(r)?;
+        let value = V::decode_from(r)?;
+        insert(key, value)?;
     }
     Ok(())
 }
@@ -160,19 +190,15 @@ where
     V: Decode<'de>,
     S: BuildHasher,
 {
-    let entry = K::MIN_SIZE.saturating_add(V::MIN_SIZE);
-    if K::EXACT_SIZE && V::EXACT_SIZE && entry > 0 {
-        let run = r.take(count.checked_mul(entry).ok_or(DecodeError::OverLimit)?)?;
-        if insert_spread(map, run, entry).is_err() {
-            // The first error in wire order, whatever the spread met.
-            map.clear();
-            let r = &mut Reader::new(run);
-            read_entries(r, count, |key, value| insert_new(map, key, value))?;
-        }
-        Ok(())
-    } else {
-        read_entries(r, count, |key, value| insert_new(map, key, value))
+    let Some((run, entry)) = exact_run::<K, V>(r, count)? else {
+        return read_entries(r, count, |key, value| insert_new(map, key, value));
+    };
+    if insert_spread(map, run, count, entry).is_err() {
+        // The first error in wire order, whatever the spread met.
+        map.clear();
+        insert_run(run, entry, |key, value| insert_new(map, key, value))?;
     }
+    Ok(())
 }
 
 /// Inserts an entry whose key must be new.
@@ -188,7 +214,8 @@ fn insert_new<K: Eq + Hash, V, S: BuildHasher>(
     }
 }
 
-/// Inserts a run of exact-size entries alternately from its two halves.
+/// Inserts the `count` exact-size entries of `run` alternately from its two
+/// halves.
 ///
 /// A map sent by a peer with the same hasher (a fixed-seed one, as Bevy's
 /// maps use) arrives in the order of its own buckets, which is the order of
@@ -201,6 +228,7 @@ fn insert_new<K: Eq + Hash, V, S: BuildHasher>(
 fn insert_spread<'de, K, V, S>(
     map: &mut HashMap<K, V, S>,
     run: &'de [u8],
+    count: usize,
     entry: usize,
 ) -> Result<(), DecodeError>
 where
@@ -208,23 +236,27 @@ where
     V: Decode<'de>,
     S: BuildHasher,
 {
-    let mut one = |window: &'de [u8]| {
-        let w = &mut Reader::new(window);
-        let key = K::decode_from(w)?;
-        insert_new(map, key, V::decode_from(w)?)
-    };
-    let count = run.len() / entry;
+    let mut insert = |key, value| insert_new(map, key, value);
     let (front, back) = run.split_at((count / 2) * entry);
     for (a, b) in front.chunks_exact(entry).zip(back.chunks_exact(entry)) {
-        one(a)?;
-        one(b)?;
+        insert_at(a, &mut insert)?;
+        insert_at(b, &mut insert)?;
     }
     if count % 2 == 1
         && let Some(last) = back.rchunks_exact(entry).next()
     {
-        one(last)?;
+        insert_at(last, &mut insert)?;
     }
     Ok(())
+}
+
+/// The bytes the table for `count` entries allocates, refused when their
+/// size overflows.
+#[inline(always)]
+fn table_size<K, V>(count: usize) -> Result<usize, DecodeError> {
+    buckets_for::<(K, V)>(count)
+        .and_then(table_bytes::<(K, V)>)
+        .ok_or(DecodeError::OverLimit)
 }
 
 impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
@@ -251,11 +283,7 @@ where
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.enter()?;
         let count = map_count::<K, V>(r)?;
-        r.charge(
-            buckets_for::<(K, V)>(count)
-                .and_then(table_bytes::<(K, V)>)
-                .ok_or(DecodeError::OverLimit)?,
-        )?;
+        r.charge(table_size::<K, V>(count)?)?;
         // Made at its size: growing an empty map to it cost a rehash pass.
         let mut map = HashMap::with_capacity_and_hasher(count, S::default());
         fill_map(&mut map, r, count)?;
@@ -274,9 +302,7 @@ where
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
         let count = map_count::<K, V>(r)?;
-        let needed = buckets_for::<(K, V)>(count)
-            .and_then(table_bytes::<(K, V)>)
-            .ok_or(DecodeError::OverLimit)?;
+        let needed = table_size::<K, V>(count)?;
         self.clear();
         if count > self.capacity() {
             // Free the old table first: growing would hold both at once.
