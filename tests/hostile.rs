@@ -411,6 +411,61 @@ fn c11_trailing_bytes_are_refused() {
     assert_eq!((value, rest), (samples::player_moved(), &[0xaa][..]));
 }
 
+/// Exact-size messages take a one-compare path when the length is right;
+/// every wrong length must still get the error the general path gives, in
+/// its order: the size limit first, then the fields' own errors, then the
+/// missing or trailing bytes.
+#[test]
+fn c11_exact_size_messages_keep_the_general_errors_at_every_length() {
+    let input = samples::player_input().to_vec();
+    let mut bad_stance = input.clone();
+    *bad_stance.last_mut().unwrap() = 9;
+    let small = DecodeLimits {
+        max_message: input.len() - 1,
+        ..DecodeLimits::DEFAULT
+    };
+    for len in 0..=input.len() + 2 {
+        let mut bytes = input.clone();
+        bytes.resize(len, 0);
+        let mut stance_bytes = bad_stance.clone();
+        stance_bytes.resize(len.max(input.len()), 0);
+        let expected = match len.cmp(&input.len()) {
+            core::cmp::Ordering::Less => Err(DecodeError::UnexpectedEnd),
+            core::cmp::Ordering::Equal => Ok(samples::player_input()),
+            core::cmp::Ordering::Greater => Err(DecodeError::TrailingBytes),
+        };
+        assert_eq!(PlayerInput::decode(&bytes), expected, "{len}");
+        let mut in_place = PlayerInput::default();
+        assert_eq!(
+            in_place.decode_in_place(&bytes).map(|()| in_place),
+            expected,
+            "{len}"
+        );
+        // A field's error comes before the trailing bytes.
+        assert_eq!(
+            PlayerInput::decode(&stance_bytes),
+            Err(DecodeError::InvalidTag),
+            "{len}"
+        );
+        // The size limit comes before everything, the right length included.
+        let over = if len > small.max_message {
+            Err(DecodeError::MessageTooLarge)
+        } else {
+            Err(DecodeError::UnexpectedEnd)
+        };
+        assert_eq!(
+            PlayerInput::decode_with_limits(&bytes, small),
+            over,
+            "{len}"
+        );
+        assert_eq!(
+            in_place.decode_in_place_with_limits(&bytes, small),
+            over.map(|_: PlayerInput| ()),
+            "{len}"
+        );
+    }
+}
+
 #[test]
 fn c12_floats_round_trip_bit_exact() {
     let specials = [

@@ -60,7 +60,16 @@ pub trait Decode<'de>: Sized {
     /// `bytes` is longer than `limits.max_message`.
     #[inline(always)]
     fn decode_with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Result<Self, DecodeError> {
-        if bytes.len() > limits.max_message {
+        // An exact-size value is its `MIN_SIZE` bytes or an error: one length
+        // compare stands for the size limit, the bounds check and the
+        // trailing-bytes check, which the compiler does not merge on its own
+        // (it keeps a range check and an equality, both on the hot path).
+        // Every other length goes the general way, for the same error.
+        if Self::EXACT_SIZE && Self::MIN_SIZE <= limits.max_message {
+            if bytes.len() != Self::MIN_SIZE {
+                return Err(size_error::<Self>(bytes, limits));
+            }
+        } else if bytes.len() > limits.max_message {
             return Err(DecodeError::MessageTooLarge);
         }
         let mut r = Reader::with_limits(bytes, limits);
@@ -112,7 +121,12 @@ pub trait Decode<'de>: Sized {
         bytes: &'de [u8],
         limits: DecodeLimits,
     ) -> Result<(), DecodeError> {
-        if bytes.len() > limits.max_message {
+        // As in `decode_with_limits`: one compare for an exact-size value.
+        if Self::EXACT_SIZE && Self::MIN_SIZE <= limits.max_message {
+            if bytes.len() != Self::MIN_SIZE {
+                return Err(size_error::<Self>(bytes, limits));
+            }
+        } else if bytes.len() > limits.max_message {
             return Err(DecodeError::MessageTooLarge);
         }
         let mut r = Reader::with_limits(bytes, limits);
@@ -190,6 +204,27 @@ pub trait Decode<'de>: Sized {
             vec.push(Self::decode_from(r)?);
         }
         Ok(())
+    }
+}
+
+/// The error of decoding `bytes` as an exact-size `T` when they are not its
+/// `MIN_SIZE` bytes: the one the general path gives (too large, too short, a
+/// field's own error, or trailing bytes). Out of line and returning only the
+/// error, so the hot path's value never meets a value from here (a merged
+/// result goes through memory and stalls store forwarding).
+#[cold]
+#[inline(never)]
+fn size_error<'de, T: Decode<'de>>(bytes: &'de [u8], limits: DecodeLimits) -> DecodeError {
+    if bytes.len() > limits.max_message {
+        return DecodeError::MessageTooLarge;
+    }
+    let mut r = Reader::with_limits(bytes, limits);
+    match T::decode_from(&mut r).and_then(|_| r.finish()) {
+        Err(e) => e,
+        // A hand-written impl that is not exact-size after all: its length
+        // is still wrong.
+        Ok(()) if bytes.len() < T::MIN_SIZE => DecodeError::UnexpectedEnd,
+        Ok(()) => DecodeError::TrailingBytes,
     }
 }
 
