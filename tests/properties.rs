@@ -246,19 +246,31 @@ fn short_byte_strings_append_exactly_their_bytes() {
     }
 }
 
-/// A `&str` decodes exactly when the standard library calls its bytes
-/// UTF-8, at every length around the short-string path (16 bytes): every
-/// string of one and two bytes, and random ones of 3 to 40 bytes drawn from
-/// ASCII, continuation, lead and invalid bytes.
+/// A `&str`, a `String` and a `String` decoded in place decode exactly when
+/// the standard library calls their bytes UTF-8, at every length around the
+/// ASCII and short-string paths (16 bytes): every string of one and two
+/// bytes, and random ones of 3 to 40 bytes drawn from ASCII, continuation,
+/// lead and invalid bytes.
 #[test]
-fn borrowed_strings_are_valid_exactly_when_std_says_so() {
+fn strings_are_valid_exactly_when_std_says_so() {
     fn check(bytes: &[u8]) {
         let mut wire = vec![bytes.len() as u8];
         wire.extend_from_slice(bytes);
         let ours = <&str>::decode(&wire);
+        let owned = String::decode(&wire);
+        let mut in_place = String::from("kept capacity, other text");
+        let placed = in_place.decode_in_place(&wire).map(|()| in_place);
         match std::str::from_utf8(bytes) {
-            Ok(text) => assert_eq!(ours, Ok(text), "{bytes:x?}"),
-            Err(_) => assert_eq!(ours, Err(DecodeError::InvalidUtf8), "{bytes:x?}"),
+            Ok(text) => {
+                assert_eq!(ours, Ok(text), "{bytes:x?}");
+                assert_eq!(owned.as_deref(), Ok(text), "{bytes:x?}");
+                assert_eq!(placed.as_deref(), Ok(text), "{bytes:x?}");
+            }
+            Err(_) => {
+                assert_eq!(ours, Err(DecodeError::InvalidUtf8), "{bytes:x?}");
+                assert_eq!(owned, Err(DecodeError::InvalidUtf8), "{bytes:x?}");
+                assert_eq!(placed, Err(DecodeError::InvalidUtf8), "{bytes:x?}");
+            }
         }
     }
     for a in 0..=255u8 {
