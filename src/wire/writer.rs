@@ -64,6 +64,13 @@ impl<'a> Writer<'a> {
             // size: one capacity check, and the compiler folds every check
             // after it.
             Some(size) => {
+                // Refused before the window is cut, not after: the
+                // compiler then lays the loop out as one straight path
+                // (PlayerInput encode-reuse 1.05 -> 1.01x speedy, the same
+                // instructions as speedy's loop).
+                if available < size {
+                    return Err(too_small(value, available));
+                }
                 sub.put_fixed(size, |w| value.encode_to(w));
             }
             None => value.encode_to(&mut sub),
