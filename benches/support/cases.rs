@@ -201,10 +201,10 @@ fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
         "zao borrowed round trip"
     );
     // The floor of any safe borrowed decode: validating the name's UTF-8
-    // where it lies in the message, with the standard library's fastest
-    // safe validation for its length (what Zao's `&str` decode runs:
-    // `utf8_chunks` up to 16 bytes, `str::from_utf8` above), nothing else
-    // checked or read.
+    // where it lies in the message, with what Zao's `&str` decode runs (an
+    // inlined ASCII check, then the standard library's validation for text
+    // that is not ASCII: `utf8_chunks` up to 16 bytes, `str::from_utf8`
+    // above), nothing else checked or read.
     let name_at = bytes.as_ref().len() - value.name.len();
     let floor = Aligned::copy_of(bytes.as_ref());
     case.push(libs::RAW, Op::DecodeBorrowed, move || {
