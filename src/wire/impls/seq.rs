@@ -258,8 +258,15 @@ macro_rules! tuple {
             const MIN_SIZE: usize = 0usize $(.saturating_add($name::MIN_SIZE))+;
             const EXACT_SIZE: bool = true $(&& $name::EXACT_SIZE)+;
 
+            /// An exact-size tuple (a position of three floats) is one
+            /// bounds check, as a derived struct's is: its elements then
+            /// read a window of exactly their bytes, and their checks fold.
             #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                if <Self as Decode<'de>>::EXACT_SIZE {
+                    let r = &mut Reader::new(r.take(<Self as Decode<'de>>::MIN_SIZE)?);
+                    return Ok(($($name::decode_from(r)?,)+));
+                }
                 Ok(($($name::decode_from(r)?,)+))
             }
 
