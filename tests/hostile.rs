@@ -427,8 +427,6 @@ fn c11_exact_size_messages_keep_the_general_errors_at_every_length() {
     for len in 0..=input.len() + 2 {
         let mut bytes = input.clone();
         bytes.resize(len, 0);
-        let mut stance_bytes = bad_stance.clone();
-        stance_bytes.resize(len.max(input.len()), 0);
         let expected = match len.cmp(&input.len()) {
             core::cmp::Ordering::Less => Err(DecodeError::UnexpectedEnd),
             core::cmp::Ordering::Equal => Ok(samples::player_input()),
@@ -442,11 +440,15 @@ fn c11_exact_size_messages_keep_the_general_errors_at_every_length() {
             "{len}"
         );
         // A field's error comes before the trailing bytes.
-        assert_eq!(
-            PlayerInput::decode(&stance_bytes),
-            Err(DecodeError::InvalidTag),
-            "{len}"
-        );
+        if len >= input.len() {
+            let mut stance_bytes = bad_stance.clone();
+            stance_bytes.resize(len, 0);
+            assert_eq!(
+                PlayerInput::decode(&stance_bytes),
+                Err(DecodeError::InvalidTag),
+                "{len}"
+            );
+        }
         // The size limit comes before everything, the right length included.
         let over = if len > small.max_message {
             Err(DecodeError::MessageTooLarge)

@@ -60,18 +60,7 @@ pub trait Decode<'de>: Sized {
     /// `bytes` is longer than `limits.max_message`.
     #[inline(always)]
     fn decode_with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Result<Self, DecodeError> {
-        // An exact-size value is its `MIN_SIZE` bytes or an error: one length
-        // compare stands for the size limit, the bounds check and the
-        // trailing-bytes check, which the compiler does not merge on its own
-        // (it keeps a range check and an equality, both on the hot path).
-        // Every other length goes the general way, for the same error.
-        if Self::EXACT_SIZE && Self::MIN_SIZE <= limits.max_message {
-            if bytes.len() != Self::MIN_SIZE {
-                return Err(size_error::<Self>(bytes, limits));
-            }
-        } else if bytes.len() > limits.max_message {
-            return Err(DecodeError::MessageTooLarge);
-        }
+        check_length::<Self>(bytes, limits)?;
         let mut r = Reader::with_limits(bytes, limits);
         let value = Self::decode_from(&mut r)?;
         r.finish()?;
@@ -121,14 +110,7 @@ pub trait Decode<'de>: Sized {
         bytes: &'de [u8],
         limits: DecodeLimits,
     ) -> Result<(), DecodeError> {
-        // As in `decode_with_limits`: one compare for an exact-size value.
-        if Self::EXACT_SIZE && Self::MIN_SIZE <= limits.max_message {
-            if bytes.len() != Self::MIN_SIZE {
-                return Err(size_error::<Self>(bytes, limits));
-            }
-        } else if bytes.len() > limits.max_message {
-            return Err(DecodeError::MessageTooLarge);
-        }
+        check_length::<Self>(bytes, limits)?;
         let mut r = Reader::with_limits(bytes, limits);
         match self.decode_in_place_from(&mut r) {
             Ok(()) => r.finish(),
@@ -205,6 +187,27 @@ pub trait Decode<'de>: Sized {
         }
         Ok(())
     }
+}
+
+/// The length check before a whole-message decode: `bytes` no longer than
+/// `limits.max_message`, and for an exact-size `T` exactly its `MIN_SIZE`
+/// bytes. For such a `T` one compare stands for the size limit, the bounds
+/// check and the trailing-bytes check, which the compiler does not merge on
+/// its own (it keeps a range check and an equality, both on the hot path);
+/// every other length goes the general way, for the same error.
+#[inline(always)]
+fn check_length<'de, T: Decode<'de>>(
+    bytes: &'de [u8],
+    limits: DecodeLimits,
+) -> Result<(), DecodeError> {
+    if T::EXACT_SIZE && T::MIN_SIZE <= limits.max_message {
+        if bytes.len() != T::MIN_SIZE {
+            return Err(size_error::<T>(bytes, limits));
+        }
+    } else if bytes.len() > limits.max_message {
+        return Err(DecodeError::MessageTooLarge);
+    }
+    Ok(())
 }
 
 /// The error of decoding `bytes` as an exact-size `T` when they are not its
