@@ -14,7 +14,7 @@ mod common;
 use std::fmt::Debug;
 
 use common::Rng;
-use zao::{Decode, DecodeError, Encode};
+use zao::{Decode, DecodeError, Encode, Writer};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntityRef, WorldSnapshot,
 };
@@ -242,6 +242,53 @@ fn short_byte_strings_append_exactly_their_bytes() {
             bytes.extend_from_slice(&[7]);
             assert_eq!(value.encode_to_bytes(&mut bytes), value.encoded_len());
             assert_eq!(bytes[1..], slice_path(&value), "len {len}, spare {spare}");
+        }
+    }
+}
+
+/// A string or byte string into a caller's buffer takes one check for its
+/// length and bytes when the length fits one byte: at every length around
+/// that path's end (128) and at every buffer size up to what it needs, it
+/// writes what a length then a slice write, fails exactly when the buffer is
+/// short, and leaves the writer where it was.
+#[test]
+fn length_prefixed_writes_fit_exactly_their_bytes() {
+    let mut rng = Rng::new(91);
+    for len in (0..=20usize).chain(120..=136).chain([300, 20_000]) {
+        let label = rng.bytes(len);
+        let text: String = label.iter().map(|&b| char::from(b'a' + b % 26)).collect();
+        // The reference: the length through the general varint write.
+        let mut prefix = [0u8; 4];
+        let mut w = Writer::new(&mut prefix);
+        w.put_len(len);
+        let p = w.position();
+        for (bytes, what) in [(label.clone(), "bytes"), (text.clone().into_bytes(), "str")] {
+            let mut want = prefix[..p].to_vec();
+            want.extend_from_slice(&bytes);
+            let sizes: Vec<usize> = if len > 200 {
+                vec![0, 1, p, want.len() - 1, want.len(), want.len() + 1]
+            } else {
+                (0..=want.len() + 2).collect()
+            };
+            for size in sizes {
+                let mut buf = vec![0xeeu8; 3 + size];
+                let mut w = Writer::new(&mut buf);
+                assert_eq!(w.encode(&[1u8, 2, 3]), Ok(3));
+                let got = if what == "str" {
+                    w.encode(text.as_str())
+                } else {
+                    w.encode(&label)
+                };
+                if size < want.len() {
+                    assert!(got.is_err(), "{what} len {len} into {size}");
+                    assert_eq!(w.position(), 3, "{what} len {len} into {size}");
+                } else {
+                    assert_eq!(got, Ok(want.len()), "{what} len {len} into {size}");
+                    assert_eq!(w.position(), 3 + want.len());
+                    assert_eq!(buf[3..3 + want.len()], want[..], "{what} len {len}");
+                }
+                assert_eq!(buf[..3], [1, 2, 3]);
+            }
         }
     }
 }

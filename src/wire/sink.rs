@@ -110,6 +110,16 @@ pub trait Sink {
         self.put_varint(len as u64);
     }
 
+    /// Writes `src` after its length: a string's or a byte string's
+    /// encoding. The same bytes as [`put_len`](Self::put_len) then
+    /// [`put_slice`](Self::put_slice), which is what it does unless a sink
+    /// can check room for both at once.
+    #[inline(always)]
+    fn put_prefixed(&mut self, src: &[u8]) {
+        self.put_len(src.len());
+        self.put_slice(src);
+    }
+
     /// Writes a little-endian `u16`.
     #[inline(always)]
     fn put_u16_le(&mut self, value: u16) {

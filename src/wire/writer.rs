@@ -264,6 +264,27 @@ impl<'a> Sink for Writer<'a> {
         Writer::put_array(self, src);
     }
 
+    /// A short slice (under 128 bytes: a one-byte length) behind one check
+    /// for the length and the bytes together.
+    #[inline(always)]
+    fn put_prefixed(&mut self, src: &[u8]) {
+        let n = src.len();
+        if n >= 0x80 {
+            self.put_len(n);
+            self.put_slice(src);
+            return;
+        }
+        let left = self.rest.len();
+        match core::mem::take(&mut self.rest).split_at_mut_checked(n + 1) {
+            Some(([len, body @ ..], tail)) => {
+                *len = n as u8;
+                copy_bytes(body, src);
+                self.rest = tail;
+            }
+            _ => self.refuse(left),
+        }
+    }
+
     #[inline(always)]
     fn window(&mut self, size: usize) -> Writer<'_> {
         let left = self.rest.len();

@@ -24,8 +24,7 @@ impl Encode for Bytes {
 
     #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
-        w.put_len(self.len());
-        w.put_slice(self);
+        w.put_prefixed(self);
     }
 }
 

@@ -15,8 +15,7 @@ impl Encode for str {
 
     #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
-        w.put_len(self.len());
-        w.put_slice(self.as_bytes());
+        w.put_prefixed(self.as_bytes());
     }
 }
 
