@@ -257,14 +257,21 @@ fn length_prefixed_writes_fit_exactly_their_bytes() {
     for len in (0..=20usize).chain(120..=136).chain([300, 20_000]) {
         let label = rng.bytes(len);
         let text: String = label.iter().map(|&b| char::from(b'a' + b % 26)).collect();
+        let bytes = bytes::Bytes::from(label.clone());
         // The reference: the length through the general varint write.
         let mut prefix = [0u8; 4];
         let mut w = Writer::new(&mut prefix);
         w.put_len(len);
         let p = w.position();
-        for (bytes, what) in [(label.clone(), "bytes"), (text.clone().into_bytes(), "str")] {
+        // Both types that write through `put_prefixed`.
+        type Put<'a> = &'a dyn Fn(&mut Writer<'_>) -> Result<usize, zao::EncodeError>;
+        let cases: [(&[u8], &str, Put<'_>); 2] = [
+            (&bytes, "Bytes", &|w| w.encode(&bytes)),
+            (text.as_bytes(), "str", &|w| w.encode(text.as_str())),
+        ];
+        for (body, what, put) in cases {
             let mut want = prefix[..p].to_vec();
-            want.extend_from_slice(&bytes);
+            want.extend_from_slice(body);
             let sizes: Vec<usize> = if len > 200 {
                 vec![0, 1, p, want.len() - 1, want.len(), want.len() + 1]
             } else {
@@ -274,11 +281,7 @@ fn length_prefixed_writes_fit_exactly_their_bytes() {
                 let mut buf = vec![0xeeu8; 3 + size];
                 let mut w = Writer::new(&mut buf);
                 assert_eq!(w.encode(&[1u8, 2, 3]), Ok(3));
-                let got = if what == "str" {
-                    w.encode(text.as_str())
-                } else {
-                    w.encode(&label)
-                };
+                let got = put(&mut w);
                 if size < want.len() {
                     assert!(got.is_err(), "{what} len {len} into {size}");
                     assert_eq!(w.position(), 3, "{what} len {len} into {size}");
