@@ -63,12 +63,21 @@ pub trait Encode {
         Appender::<BytesMut>::append(buf, self, len)
     }
 
-    /// The encoding in a new `Vec` of exactly its size, for when no buffer is
-    /// at hand: one allocation, one pass, no zero-fill.
+    /// The encoding in a new `Vec`, for when no buffer is at hand: one
+    /// allocation, one pass, no zero-fill. The `Vec` holds exactly the
+    /// encoding; a type of variable size gets 17 bytes of spare capacity
+    /// beyond it, so that a short slice at the end of the encoding (a name,
+    /// a tag) is copied inline as everywhere else, not by a call to `memcpy`
+    /// (an exact-size buffer never has room for the inline copy's zeroed
+    /// chunk at its end).
     #[inline(always)]
     fn to_vec(&self) -> Vec<u8> {
-        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
-        let mut vec = Vec::with_capacity(len);
+        let (len, slack) = match Self::FIXED_SIZE {
+            Some(len) => (len, 0),
+            // More room than `INLINE_COPY`, as `Appender::put_slice` asks.
+            None => (self.encoded_len(), super::writer::INLINE_COPY + 1),
+        };
+        let mut vec = Vec::with_capacity(len.saturating_add(slack));
         Appender::<Vec<u8>>::append(&mut vec, self, len);
         vec
     }
