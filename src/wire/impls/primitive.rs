@@ -179,17 +179,6 @@ impl Encode for bool {
     }
 }
 
-/// The bytes of a run of `count` bools, each checked to be 0 or 1 in one
-/// branch-free pass the compiler vectorizes.
-#[inline(always)]
-fn bool_run<'de>(count: usize, r: &mut Reader<'de>) -> Result<&'de [u8], DecodeError> {
-    let src = r.take(count)?;
-    if src.iter().fold(0, |acc, &b| acc | b) > 1 {
-        return Err(DecodeError::InvalidTag);
-    }
-    Ok(src)
-}
-
 impl<'de> Decode<'de> for bool {
     const MIN_SIZE: usize = 1;
     const EXACT_SIZE: bool = true;
@@ -203,30 +192,51 @@ impl<'de> Decode<'de> for bool {
         }
     }
 
+    /// One branch-free pass that converts and checks together (every byte
+    /// 0 or 1, found by or-ing them all), which the compiler vectorizes;
+    /// a run too short for vectors is one scalar loop, not two. On an
+    /// invalid byte the target is left valid but unspecified.
     #[inline(always)]
     fn decode_slice_in_place(items: &mut [Self], r: &mut Reader<'de>) -> Result<(), DecodeError> {
-        let src = bool_run(items.len(), r)?;
+        let src = r.take(items.len())?;
+        let mut seen = 0u8;
         for (item, &byte) in items.iter_mut().zip(src) {
+            seen |= byte;
             *item = byte != 0;
         }
-        Ok(())
+        bools_valid(seen)
     }
 
-    /// Checked in one pass, then built in one exact-size pass (the default
-    /// `decode_vec` comes here with an empty `Vec`).
+    /// Built and checked in one exact-size pass, as
+    /// `decode_slice_in_place` (the default `decode_vec` comes here with an
+    /// empty `Vec`).
     #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,
         count: usize,
         r: &mut Reader<'de>,
     ) -> Result<(), DecodeError> {
-        let src = bool_run(count, r)?;
+        let src = r.take(count)?;
         vec.clear();
         // Exactly `count`: what the budget charged, no amortized slack.
         vec.reserve_exact(count);
-        vec.extend(src.iter().map(|&byte| byte != 0));
-        Ok(())
+        let mut seen = 0u8;
+        vec.extend(src.iter().map(|&byte| {
+            seen |= byte;
+            byte != 0
+        }));
+        bools_valid(seen)
     }
+}
+
+/// `seen`, every byte of a run of bools or-ed together, has no bit above the
+/// lowest: each byte was 0 or 1.
+#[inline(always)]
+fn bools_valid(seen: u8) -> Result<(), DecodeError> {
+    if seen > 1 {
+        return Err(DecodeError::InvalidTag);
+    }
+    Ok(())
 }
 
 impl Schema for bool {
