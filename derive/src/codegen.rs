@@ -580,6 +580,24 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         .map(|_| quote!(::zao::Decode::decode_from(__r)?))
         .collect();
     let built = set.construct(&exprs);
+    // A field of an infallible type (numbers, and tuples and structs of
+    // them) whose bytes are known to be there is read bare, not out of a
+    // `Result` (see `Decode::decode_plain`): `in_window` is a constant
+    // that says its bytes are checked already.
+    let field_expr = |f: &crate::model::Field, in_window: TokenStream| {
+        let ty = &f.ty;
+        if f.recursive {
+            quote!(::zao::Decode::decode_from(__r)?)
+        } else {
+            quote! {
+                if <#ty as ::zao::Decode<'__de>>::INFALLIBLE && #in_window {
+                    <#ty as ::zao::Decode<'__de>>::decode_plain(__r)
+                } else {
+                    <#ty as ::zao::Decode<'__de>>::decode_from(__r)?
+                }
+            }
+        }
+    };
     if input.attrs.blittable {
         let ident = &input.ident;
         return quote! {
@@ -695,11 +713,60 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         }
     });
     let exact = quote!(true #( && #exacts )*);
+    // Field by field: every field before and this one exact-size, so its
+    // bytes lie in the prefix that is checked up front.
+    let mut open = quote!(true);
+    let in_prefix: Vec<_> = fields
+        .iter()
+        .map(|f| {
+            let ty = &f.ty;
+            open = if f.recursive {
+                quote!(false)
+            } else {
+                quote!(#open && <#ty as ::zao::Decode<'__de>>::EXACT_SIZE)
+            };
+            open.clone()
+        })
+        .collect();
+    let general: Vec<_> = fields
+        .iter()
+        .zip(&in_prefix)
+        .map(|(f, pre)| field_expr(f, pre.clone()))
+        .collect();
+    let built_general = set.construct(&general);
+    let whole: Vec<_> = fields.iter().map(|f| field_expr(f, quote!(true))).collect();
+    let built_whole = set.construct(&whole);
+    let any_recursive = fields.iter().any(|f| f.recursive);
+    let plain = if any_recursive {
+        quote!()
+    } else {
+        let infallibles = fields.iter().map(|f| {
+            let ty = &f.ty;
+            quote!(<#ty as ::zao::Decode<'__de>>::INFALLIBLE)
+        });
+        let plain_exprs: Vec<_> = fields
+            .iter()
+            .map(|f| {
+                let ty = &f.ty;
+                quote!(<#ty as ::zao::Decode<'__de>>::decode_plain(__r))
+            })
+            .collect();
+        let plain_built = set.construct(&plain_exprs);
+        quote! {
+            const INFALLIBLE: bool = #exact #( && #infallibles )*;
+
+            #[inline(always)]
+            fn decode_plain(__r: &mut ::zao::Reader<'__de>) -> Self {
+                Self #plain_built
+            }
+        }
+    };
     // A non-generic struct of exact-size fields reads all its bytes with one
     // check and decodes the fields from that local array, where the compiler
     // can see every remaining bound.
     let fast = if input.generics.params.is_empty() && !fields.is_empty() {
         let ident = &input.ident;
+        let built = &built_whole;
         quote! {
             if <Self as ::zao::Decode<'__de>>::EXACT_SIZE {
                 const __N: usize = <#ident as ::zao::Decode<'static>>::MIN_SIZE;
@@ -744,6 +811,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     quote! {
         const MIN_SIZE: usize = #min;
         const EXACT_SIZE: bool = #exact;
+        #plain
 
         // Always inlined, as encode is: a decode that stays a call passes its
         // result through memory.
@@ -751,7 +819,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
             #fast
             #prefix
-            ::core::result::Result::Ok(Self #built)
+            ::core::result::Result::Ok(Self #built_general)
         }
 
         #[inline(always)]

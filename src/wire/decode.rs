@@ -21,6 +21,37 @@ pub trait Decode<'de>: Sized {
     /// default limits, so an exact-size value must not allocate.
     const EXACT_SIZE: bool = false;
 
+    /// Whether the type is exact-size and every string of its
+    /// [`MIN_SIZE`](Self::MIN_SIZE) bytes is a value: numbers, and tuples
+    /// and structs of them. Such a value is read by
+    /// [`decode_plain`](Self::decode_plain), which returns it bare, not in a
+    /// `Result`. An impl that sets it overrides `decode_plain`.
+    #[doc(hidden)]
+    const INFALLIBLE: bool = false;
+
+    /// Reads a value of an [`INFALLIBLE`](Self::INFALLIBLE) type from a
+    /// reader that holds at least [`MIN_SIZE`](Self::MIN_SIZE) bytes (a
+    /// shorter one gives zeros, never a panic). A struct or tuple of such
+    /// fields is then built from bare values: moving each field out of a
+    /// `Result`, whose payload sits a word in, split a `(f32, f32, f32)` or
+    /// a `Vec3` at a different offset from the struct's, and the parts were
+    /// stored in halves and read back whole (a store-forwarding stall, a
+    /// fifth of the nested workload's decode loop).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn decode_plain(r: &mut Reader<'de>) -> Self {
+        // Callers take this path only when `INFALLIBLE` is set, and a type
+        // that sets it without overriding this fails to compile here.
+        const {
+            assert!(
+                !Self::INFALLIBLE,
+                "an INFALLIBLE type must override decode_plain"
+            )
+        };
+        let _ = r;
+        unreachable!("decode_plain is only called for INFALLIBLE types")
+    }
+
     /// Reads one value from the reader.
     ///
     /// # Errors

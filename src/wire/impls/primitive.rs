@@ -37,6 +37,12 @@ macro_rules! fixed_number {
         impl<'de> Decode<'de> for $ty {
             const MIN_SIZE: usize = size_of::<$ty>();
             const EXACT_SIZE: bool = true;
+            const INFALLIBLE: bool = true;
+
+            #[inline(always)]
+            fn decode_plain(r: &mut Reader<'de>) -> Self {
+                <$ty>::from_le_bytes(r.take_array().unwrap_or([0; size_of::<$ty>()]))
+            }
 
             #[inline(always)]
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {

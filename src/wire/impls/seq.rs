@@ -257,6 +257,12 @@ macro_rules! tuple {
         impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
             const MIN_SIZE: usize = 0usize $(.saturating_add($name::MIN_SIZE))+;
             const EXACT_SIZE: bool = true $(&& $name::EXACT_SIZE)+;
+            const INFALLIBLE: bool = true $(&& $name::INFALLIBLE)+;
+
+            #[inline(always)]
+            fn decode_plain(r: &mut Reader<'de>) -> Self {
+                ($($name::decode_plain(r),)+)
+            }
 
             /// An exact-size tuple (a position of three floats) is one
             /// bounds check, as a derived struct's is: its elements then
@@ -265,6 +271,9 @@ macro_rules! tuple {
             fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 if <Self as Decode<'de>>::EXACT_SIZE {
                     let r = &mut Reader::new(r.take(<Self as Decode<'de>>::MIN_SIZE)?);
+                    if <Self as Decode<'de>>::INFALLIBLE {
+                        return Ok(Self::decode_plain(r));
+                    }
                     return Ok(($($name::decode_from(r)?,)+));
                 }
                 Ok(($($name::decode_from(r)?,)+))
