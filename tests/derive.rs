@@ -507,3 +507,104 @@ fn blittable_values_of_every_size_decode_to_their_image() {
     check_blob::<Mixed>(12);
     check_blob::<PlayerMoved>(16);
 }
+
+/// Plain data nested in plain data (a `Vec3` in a `Transform`, tuples of
+/// floats) is read bare, not through a `Result` per field (see
+/// `Decode::decode_plain`). It must read the same values and refuse every
+/// short input as the checked path does, in a struct of exact size, in
+/// the checked prefix of a struct of variable size, and in a generic one.
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+struct Vec3 {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+struct Pose {
+    position: Vec3,
+    velocity: (f32, f32, f32),
+    spin: (i16, (u8, u64)),
+    yaw: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Encode, Decode)]
+struct Mover {
+    id: u32,
+    pose: Pose,
+    alive: bool,
+    pose_after_bool: Pose,
+    name: String,
+    last: (u16, f64),
+}
+
+#[derive(Debug, PartialEq, Encode, Decode)]
+struct Held<T> {
+    value: T,
+    tag: (u8, u8),
+}
+
+#[test]
+fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
+    let pose = Pose {
+        position: Vec3 {
+            x: 1.5,
+            y: -2.25,
+            z: 3.0,
+        },
+        velocity: (0.5, f32::MIN_POSITIVE, -7.75),
+        spin: (-300, (9, u64::MAX - 1)),
+        yaw: 0.125,
+    };
+    let mover = Mover {
+        id: 0xDEAD_BEEF,
+        pose,
+        alive: true,
+        pose_after_bool: Pose { yaw: -1.0, ..pose },
+        name: "runner".to_owned(),
+        last: (65_535, -0.5),
+    };
+    let held = Held {
+        value: pose,
+        tag: (1, 2),
+    };
+    const { assert!(<Pose as Decode>::EXACT_SIZE && <Pose as Decode>::INFALLIBLE) };
+    const { assert!(!<Mover as Decode>::INFALLIBLE) };
+
+    let bytes = pose.to_vec();
+    assert_eq!(bytes.len(), <Pose as Decode>::MIN_SIZE);
+    assert_eq!(Pose::decode(&bytes), Ok(pose));
+    let bytes = mover.to_vec();
+    assert_eq!(Mover::decode(&bytes), Ok(mover.clone()));
+    let bytes_held = held.to_vec();
+    assert_eq!(Held::<Pose>::decode(&bytes_held), Ok(held));
+
+    // Every cut is refused, never read as zeros.
+    for cut in 0..bytes.len() {
+        assert!(Mover::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        assert!(
+            Mover::decode_prefix(&bytes[..cut]).is_err(),
+            "prefix cut at {cut}"
+        );
+    }
+    let pose_bytes = pose.to_vec();
+    for cut in 0..pose_bytes.len() {
+        assert_eq!(
+            Pose::decode_prefix(&pose_bytes[..cut]),
+            Err(DecodeError::UnexpectedEnd),
+            "cut at {cut}"
+        );
+    }
+    for cut in 0..bytes_held.len() {
+        assert!(
+            Held::<Pose>::decode(&bytes_held[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    // The bool after the first pose is still checked.
+    let mut bad = mover.to_vec();
+    let at = 4 + <Pose as Decode>::MIN_SIZE;
+    assert_eq!(bad[at], 1);
+    bad[at] = 2;
+    assert_eq!(Mover::decode(&bad), Err(DecodeError::InvalidTag));
+}
