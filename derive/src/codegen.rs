@@ -780,30 +780,18 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     } else {
         quote!()
     };
-    // The leading exact-size fields' bytes are checked once up front; the
-    // compiler then drops the per-field checks they imply.
-    let prefix_steps = fields.iter().map(|f| {
+    // The leading exact-size fields' bytes (those `in_prefix`) are checked
+    // once up front; the compiler then drops the per-field checks they imply.
+    let prefix_terms = fields.iter().zip(&in_prefix).map(|(f, pre)| {
         let ty = &f.ty;
         if f.recursive {
-            quote!(__open = false;)
+            quote!(0usize)
         } else {
-            quote! {
-                if __open && <#ty as ::zao::Decode<'__de>>::EXACT_SIZE {
-                    __n = __n.saturating_add(<#ty as ::zao::Decode<'__de>>::MIN_SIZE);
-                } else {
-                    __open = false;
-                }
-            }
+            quote!(if #pre { <#ty as ::zao::Decode<'__de>>::MIN_SIZE } else { 0usize })
         }
     });
     let prefix = quote! {
-        let __prefix = {
-            let mut __n = 0usize;
-            let mut __open = true;
-            #(#prefix_steps)*
-            let _ = __open;
-            __n
-        };
+        let __prefix = 0usize #( .saturating_add(#prefix_terms) )*;
         if __r.remaining() < __prefix {
             return ::core::result::Result::Err(::zao::DecodeError::UnexpectedEnd);
         }
