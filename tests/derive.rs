@@ -601,6 +601,22 @@ fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
             "cut at {cut}"
         );
     }
+    // Read bare from too few bytes, the numbers past the end are zero, and
+    // nothing panics.
+    let short = Pose::decode_plain(&mut zao::Reader::new(&pose_bytes[..8]));
+    assert_eq!(
+        short,
+        Pose {
+            position: Vec3 {
+                x: 1.5,
+                y: -2.25,
+                z: 0.0
+            },
+            velocity: (0.0, 0.0, 0.0),
+            spin: (0, (0, 0)),
+            yaw: 0.0,
+        }
+    );
     // The bool after the first pose is still checked.
     let mut bad = mover.to_vec();
     let at = 4 + <Pose as Decode>::MIN_SIZE;

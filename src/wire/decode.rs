@@ -30,8 +30,9 @@ pub trait Decode<'de>: Sized {
     const INFALLIBLE: bool = false;
 
     /// Reads a value of an [`INFALLIBLE`](Self::INFALLIBLE) type from a
-    /// reader that holds at least [`MIN_SIZE`](Self::MIN_SIZE) bytes (a
-    /// shorter one gives zeros, never a panic). A struct or tuple of such
+    /// reader that holds at least [`MIN_SIZE`](Self::MIN_SIZE) bytes (from
+    /// a shorter one, the numbers past its end read as zero, never a
+    /// panic). A struct or tuple of such
     /// fields is then built from bare values: moving each field out of a
     /// `Result`, whose payload sits a word in, split a `(f32, f32, f32)` or
     /// a `Vec3` at a different offset from the struct's, and the parts were
@@ -39,7 +40,7 @@ pub trait Decode<'de>: Sized {
     /// fifth of the nested workload's decode loop).
     #[doc(hidden)]
     #[inline(always)]
-    fn decode_plain(r: &mut Reader<'de>) -> Self {
+    fn decode_plain(_r: &mut Reader<'de>) -> Self {
         // Callers take this path only when `INFALLIBLE` is set, and a type
         // that sets it without overriding this fails to compile here.
         const {
@@ -48,7 +49,6 @@ pub trait Decode<'de>: Sized {
                 "an INFALLIBLE type must override decode_plain"
             )
         };
-        let _ = r;
         unreachable!("decode_plain is only called for INFALLIBLE types")
     }
 
