@@ -766,7 +766,6 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     // can see every remaining bound.
     let fast = if input.generics.params.is_empty() && !fields.is_empty() {
         let ident = &input.ident;
-        let built = &built_whole;
         quote! {
             if <Self as ::zao::Decode<'__de>>::EXACT_SIZE {
                 const __N: usize = <#ident as ::zao::Decode<'static>>::MIN_SIZE;
@@ -774,7 +773,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 // back at other widths and stalls store forwarding.
                 let __bytes: &[u8; __N] = __r.take_chunk::<__N>()?;
                 let __r = &mut ::zao::Reader::new(__bytes);
-                return ::core::result::Result::Ok(Self #built);
+                return ::core::result::Result::Ok(Self #built_whole);
             }
         }
     } else {
