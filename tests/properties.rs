@@ -296,6 +296,85 @@ fn length_prefixed_writes_fit_exactly_their_bytes() {
     }
 }
 
+/// Inside a run of values (the elements of a `Vec` of structs, a map's
+/// entries) short slices are copied with no branch on their length, up to 7
+/// bytes past them overwritten: at every length from 0 to 20, at the end of
+/// the buffer and short of it, into a caller's buffer and into growable
+/// ones, the run writes what its elements write one by one outside a run,
+/// and fails exactly when the buffer is short.
+#[test]
+fn short_slices_in_a_run_write_what_they_write_alone() {
+    type Element = (Vec<u8>, Vec<u16>, String, Vec<u32>, Vec<bool>, u8);
+    let mut rng = Rng::new(5);
+    let mut run: Vec<Element> = Vec::new();
+    for len in 0..=20usize {
+        let text: String = rng
+            .bytes(len)
+            .iter()
+            .map(|&b| char::from(b'a' + b % 26))
+            .collect();
+        let flags = rng.bytes(len).iter().map(|b| b % 2 == 1).collect();
+        run.push((
+            rng.bytes(len),
+            (0..len / 2).map(|_| rng.u32() as u16).collect(),
+            text,
+            (0..len / 4).map(|_| rng.u32()).collect(),
+            flags,
+            len as u8,
+        ));
+    }
+    // Every order of lengths: ascending, descending, shuffled.
+    let mut orders = vec![run.clone(), run.iter().rev().cloned().collect()];
+    let mut shuffled = run.clone();
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, rng.below(i + 1));
+    }
+    orders.push(shuffled);
+    for values in orders {
+        // The reference: the count, then each element encoded alone.
+        // (Fewer than 128 elements: a one-byte count.)
+        let mut want = vec![values.len() as u8];
+        for value in &values {
+            want.extend_from_slice(&value.to_vec());
+        }
+        assert_eq!(values.to_vec(), want);
+        let map: std::collections::BTreeMap<u8, Element> =
+            values.iter().map(|v| (v.5, v.clone())).collect();
+        let mut map_want = vec![map.len() as u8];
+        for (key, value) in &map {
+            map_want.push(*key);
+            map_want.extend_from_slice(&value.to_vec());
+        }
+        assert_eq!(map.to_vec(), map_want);
+        for size in (want.len() - 40..=want.len() + 20).chain([0, 1, 10]) {
+            let mut buf = vec![0xeeu8; 2 + size];
+            let mut w = Writer::new(&mut buf);
+            assert_eq!(w.encode(&[7u8, 8]), Ok(2));
+            match w.encode(&values) {
+                Ok(n) => {
+                    assert!(size >= want.len(), "fit into {size}");
+                    assert_eq!(n, want.len());
+                    assert_eq!(buf[2..2 + n], want[..], "into {size}");
+                    // Past the buffer's end nothing was written, and what
+                    // is past the encoding but inside the buffer is the
+                    // caller's to overwrite.
+                }
+                Err(_) => assert!(size < want.len(), "refused into {size}"),
+            }
+            assert_eq!(buf[..2], [7, 8]);
+        }
+        for spare in [0usize, 1, 7, 15, 16, 17, 64] {
+            let mut vec = Vec::with_capacity(1 + want.len() + spare);
+            vec.push(9);
+            assert_eq!(values.encode_to_vec(&mut vec), want.len());
+            assert_eq!(vec[1..], want[..], "spare {spare}");
+            let mut bytes = bytes::BytesMut::with_capacity(want.len() + spare);
+            assert_eq!(map.encode_to_bytes(&mut bytes), map_want.len());
+            assert_eq!(bytes[..], map_want[..], "spare {spare}");
+        }
+    }
+}
+
 /// A `&str`, a `String` and a `String` decoded in place decode exactly when
 /// the standard library calls their bytes UTF-8, at every length around the
 /// ASCII and short-string paths (16 bytes): every string of one and two

@@ -22,6 +22,14 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut
     w.put_slice(items.as_bytes());
 }
 
+/// Writes the memory image of a run whose length varies from value to value
+/// (a `Vec`'s elements): short runs are copied with no branch on their
+/// length ([`Sink::put_varying`]).
+#[inline(always)]
+pub fn encode_blit_run<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut W) {
+    w.put_varying(items.as_bytes());
+}
+
 /// Reads a value from its memory image: one copy, no validation (every bit
 /// pattern is a valid `T`, which `FromBytes` proves).
 ///

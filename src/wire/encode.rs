@@ -33,6 +33,10 @@ pub trait Encode {
     fn encode_to<W: Sink>(&self, w: &mut W);
 
     /// Writes the value into the front of `buf` and returns the bytes written.
+    /// Up to 8 bytes of `buf` past them may have been overwritten too: a
+    /// short slice inside a run of values (a name in a `Vec` of structs) is
+    /// copied by moves of fixed size, with no branch on its length, where
+    /// `buf` has the room.
     ///
     /// # Errors
     /// [`EncodeError`] if `buf` is shorter than [`encoded_len`](Self::encoded_len),
@@ -97,11 +101,27 @@ pub trait Encode {
                 w.put_run(items.len(), size, items.iter(), |w, item| item.encode_to(w));
             }
             None => {
+                let outer = w.mark_run(true);
                 for item in items {
                     item.encode_to(w);
                 }
+                w.mark_run(outer);
             }
         }
+    }
+
+    /// Writes a run of values whose count is known only at run time: the
+    /// elements of a `Vec` or a slice, after their count. The same bytes as
+    /// [`encode_slice`](Self::encode_slice), which it calls unless a
+    /// blittable type copies the run without branching on its length (arrays
+    /// keep `encode_slice`: their length is a constant).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn encode_run<W: Sink>(items: &[Self], w: &mut W)
+    where
+        Self: Sized,
+    {
+        Self::encode_slice(items, w);
     }
 
     /// Encoded size of a run of values.

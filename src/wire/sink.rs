@@ -5,7 +5,7 @@ use bytes::BytesMut;
 
 use super::varint::encode_varint_long;
 use super::varint_len;
-use super::writer::{INLINE_COPY, copy_bytes};
+use super::writer::{INLINE_COPY, copy_bytes, copy_short};
 
 /// Where [`Encode::encode_to`](super::Encode::encode_to) writes: a
 /// [`Writer`](super::Writer) over a buffer the caller owns (capacity checked
@@ -26,6 +26,34 @@ pub trait Sink {
 
     /// Writes a fixed-size array of bytes.
     fn put_array<const N: usize>(&mut self, src: [u8; N]);
+
+    /// Writes raw bytes whose length is known only at run time (a name, a
+    /// small `Vec`'s elements): the same bytes as
+    /// [`put_slice`](Self::put_slice), which it calls unless the sink is
+    /// inside a run of values ([`mark_run`](Self::mark_run)) and copies a
+    /// short slice there with no branch on its length.
+    #[inline(always)]
+    fn put_varying(&mut self, src: &[u8]) {
+        self.put_slice(src);
+    }
+
+    /// Marks the writes that follow as the elements of a run of values of
+    /// variable size (`true`: a `Vec` of structs, a map's entries) or not,
+    /// and returns the mark it replaces, to be put back after the run.
+    ///
+    /// In a run, the lengths of the elements' names and small `Vec`s vary
+    /// from one element to the next, so a branch on a length is
+    /// mispredicted about as often as not; there `Writer` and the growable
+    /// buffers copy a short slice with no branch on its length. Outside a
+    /// run, a message's short slices keep the copy that branches on the
+    /// length, cheaper when the branch is predicted (the same message
+    /// encoded again).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn mark_run(&mut self, in_run: bool) -> bool {
+        let _ = in_run;
+        false
+    }
 
     /// A window of a known size: for a [`Writer`](super::Writer), a writer
     /// over exactly the window's bytes; for a growable buffer, the buffer
@@ -112,12 +140,12 @@ pub trait Sink {
 
     /// Writes `src` after its length: a string's or a byte string's
     /// encoding. The same bytes as [`put_len`](Self::put_len) then
-    /// [`put_slice`](Self::put_slice), which is what it does unless a sink
-    /// can check room for both at once.
+    /// [`put_varying`](Self::put_varying), which is what it does unless a
+    /// sink can check room for both at once.
     #[inline(always)]
     fn put_prefixed(&mut self, src: &[u8]) {
         self.put_len(src.len());
-        self.put_slice(src);
+        self.put_varying(src);
     }
 
     /// Writes a little-endian `u16`.
@@ -205,6 +233,8 @@ pub(crate) struct Appender<'a, B> {
     /// Where the window ends (for the whole encoding: where it must end).
     end: usize,
     overflow: bool,
+    /// Inside a run of values ([`Sink::mark_run`]).
+    in_run: bool,
 }
 
 macro_rules! appender {
@@ -216,13 +246,52 @@ macro_rules! appender {
             #[inline(always)]
             pub(crate) fn append<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T, len: usize) -> usize {
                 let start = buf.len();
-                let mut sink = Appender { end: start.saturating_add(len), buf, overflow: false };
+                let mut sink = Appender {
+                    end: start.saturating_add(len),
+                    buf,
+                    overflow: false,
+                    in_run: false,
+                };
                 value.encode_to(&mut sink);
                 if sink.overflow || sink.buf.len() != sink.end {
                     sink.buf.truncate(start);
                     return 0;
                 }
                 len
+            }
+        }
+
+        impl Appender<'_, $buf> {
+            /// Appends `src`; a short one with no branch on its length if
+            /// `branch_free`.
+            #[inline(always)]
+            fn append_slice(&mut self, src: &[u8], branch_free: bool) {
+                let start = self.buf.len();
+                let room = self.buf.capacity() - start;
+                if self.overflow || src.len() > room {
+                    self.overflow = true;
+                } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
+                    // Every append here is of a size checked above, so the
+                    // compiler drops `extend_from_slice`'s growth path.
+                    self.buf.extend_from_slice(&[0u8; INLINE_COPY]);
+                    if branch_free {
+                        if let Some(window) = self
+                            .buf
+                            .get_mut(start..)
+                            .and_then(<[u8]>::first_chunk_mut::<INLINE_COPY>)
+                        {
+                            copy_short(window, src);
+                        }
+                        self.buf.truncate(start + src.len());
+                    } else {
+                        self.buf.truncate(start + src.len());
+                        if let Some(dst) = self.buf.get_mut(start..) {
+                            copy_bytes(dst, src);
+                        }
+                    }
+                } else {
+                    self.buf.extend_from_slice(src);
+                }
             }
         }
 
@@ -241,21 +310,20 @@ macro_rules! appender {
             /// `calloc`, off the allocator's fast path (1.5× slower).
             #[inline(always)]
             fn put_slice(&mut self, src: &[u8]) {
-                let start = self.buf.len();
-                let room = self.buf.capacity() - start;
-                if self.overflow || src.len() > room {
-                    self.overflow = true;
-                } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
-                    // Every append here is of a size checked above, so the
-                    // compiler drops `extend_from_slice`'s growth path.
-                    self.buf.extend_from_slice(&[0u8; INLINE_COPY]);
-                    self.buf.truncate(start + src.len());
-                    if let Some(dst) = self.buf.get_mut(start..) {
-                        copy_bytes(dst, src);
-                    }
-                } else {
-                    self.buf.extend_from_slice(src);
-                }
+                self.append_slice(src, false);
+            }
+
+            /// As `put_slice`, but in a run of values a short slice is
+            /// copied into the zeroed bytes before the length steps back,
+            /// with no branch on its length ([`copy_short`]).
+            #[inline(always)]
+            fn put_varying(&mut self, src: &[u8]) {
+                self.append_slice(src, self.in_run);
+            }
+
+            #[inline(always)]
+            fn mark_run(&mut self, in_run: bool) -> bool {
+                core::mem::replace(&mut self.in_run, in_run)
             }
 
             #[inline(always)]
@@ -291,7 +359,12 @@ macro_rules! appender {
             fn window(&mut self, size: usize) -> Appender<'_, $buf> {
                 let start = self.buf.len();
                 let overflow = size > self.buf.capacity() - start;
-                Appender { buf: &mut *self.buf, end: start.saturating_add(size), overflow }
+                Appender {
+                    buf: &mut *self.buf,
+                    end: start.saturating_add(size),
+                    overflow,
+                    in_run: self.in_run,
+                }
             }
 
             #[inline(always)]

@@ -25,6 +25,8 @@ pub struct Writer<'a> {
     /// write updates the rest alone (no second counter to keep in step).
     len: usize,
     overflow: bool,
+    /// Inside a run of values ([`Sink::mark_run`]).
+    in_run: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -35,10 +37,13 @@ impl<'a> Writer<'a> {
             len: buf.len(),
             rest: buf,
             overflow: false,
+            in_run: false,
         }
     }
 
     /// Encodes one value after what is already written and returns its size.
+    /// Up to 8 bytes past the new position may have been overwritten (see
+    /// [`Encode::encode`]); the next value written covers them.
     ///
     /// # Errors
     /// [`EncodeError`] if the rest of the buffer cannot hold the value; then
@@ -129,6 +134,27 @@ impl<'a> Writer<'a> {
             }
             None => self.refuse(left),
         }
+    }
+
+    /// Writes raw bytes whose length is known only at run time (see
+    /// [`Sink::put_varying`]). In a run of values and with room for 16
+    /// bytes, a slice of at most 16 is copied with no branch on its length,
+    /// and up to 8 bytes after it are overwritten: bytes past the position,
+    /// which the next write covers.
+    #[inline(always)]
+    pub fn put_varying(&mut self, src: &[u8]) {
+        let n = src.len();
+        if self.in_run
+            && n <= INLINE_COPY
+            && let Some(window) = self.rest.first_chunk_mut::<INLINE_COPY>()
+        {
+            copy_short(window, src);
+            self.rest = core::mem::take(&mut self.rest)
+                .get_mut(n..)
+                .unwrap_or_default();
+            return;
+        }
+        self.put_slice(src);
     }
 
     /// Writes a fixed-size array of bytes.
@@ -264,6 +290,16 @@ impl<'a> Sink for Writer<'a> {
         Writer::put_array(self, src);
     }
 
+    #[inline(always)]
+    fn put_varying(&mut self, src: &[u8]) {
+        Writer::put_varying(self, src);
+    }
+
+    #[inline(always)]
+    fn mark_run(&mut self, in_run: bool) -> bool {
+        core::mem::replace(&mut self.in_run, in_run)
+    }
+
     /// A short slice (under 128 bytes: a one-byte length) behind one check
     /// for the length and the bytes together.
     #[inline(always)]
@@ -272,6 +308,17 @@ impl<'a> Sink for Writer<'a> {
         if n >= 0x80 {
             self.put_len(n);
             self.put_slice(src);
+            return;
+        }
+        if self.in_run
+            && n <= INLINE_COPY
+            && let Some([len, window @ ..]) = self.rest.first_chunk_mut::<{ INLINE_COPY + 1 }>()
+        {
+            *len = n as u8;
+            copy_short(window, src);
+            self.rest = core::mem::take(&mut self.rest)
+                .get_mut(n + 1..)
+                .unwrap_or_default();
             return;
         }
         let left = self.rest.len();
@@ -374,6 +421,39 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
         1 => two::<1>(dst, src),
         _ => {}
     }
+}
+
+/// Copies `src`, at most [`INLINE_COPY`] bytes, to the front of `window`
+/// with no branch on its length; up to 8 bytes of `window` past the copy
+/// are overwritten (with zeros or copies of `src`'s bytes).
+///
+/// Every move of the ladder below is made whatever the length: two 8-byte
+/// moves (at the front and at the end of the copy), two 4-byte, two 2-byte,
+/// one 1-byte, largest first. A move longer than `src` takes zeros and
+/// lands at the front, where the shorter moves after it put `src`'s bytes
+/// back; the others write `src`'s bytes at their own offsets. Whether a
+/// move fits is a select, not a jump: a jump per size class (the copy of
+/// [`copy_bytes`]) was mispredicted whenever lengths vary from one value to
+/// the next, as a game state's names and small `Vec`s do.
+#[inline(always)]
+pub(super) fn copy_short(window: &mut [u8; INLINE_COPY], src: &[u8]) {
+    #[inline(always)]
+    fn step<const K: usize>(window: &mut [u8; INLINE_COPY], src: &[u8], at: usize) {
+        // `at` is at most `INLINE_COPY - K` (the callers' offsets), so the
+        // window always holds the move.
+        let from = src.get(at..).and_then(<[u8]>::first_chunk::<K>);
+        if let Some(to) = window.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<K>) {
+            *to = *from.unwrap_or(&[0; K]);
+        }
+    }
+    let n = src.len();
+    step::<8>(window, src, 0);
+    step::<8>(window, src, n.saturating_sub(8));
+    step::<4>(window, src, 0);
+    step::<4>(window, src, n.saturating_sub(4));
+    step::<2>(window, src, 0);
+    step::<2>(window, src, n.saturating_sub(2));
+    step::<1>(window, src, 0);
 }
 
 macro_rules! put_le {

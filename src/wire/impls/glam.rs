@@ -35,6 +35,15 @@ macro_rules! glam_blit {
                     items.iter().for_each(|item| item.encode_to(w));
                 }
             }
+
+            #[inline(always)]
+            fn encode_run<W: Sink>(items: &[Self], w: &mut W) {
+                if cfg!(target_endian = "little") {
+                    blit::encode_blit_run(items, w);
+                } else {
+                    items.iter().for_each(|item| item.encode_to(w));
+                }
+            }
         }
 
         impl<'de> Decode<'de> for $ty {

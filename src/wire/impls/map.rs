@@ -43,10 +43,12 @@ fn put_entries<'a, K: Encode + 'a, V: Encode + 'a, W: Sink>(
             });
         }
         _ => {
+            let outer = w.mark_run(true);
             for (key, value) in entries {
                 key.encode_to(w);
                 value.encode_to(w);
             }
+            w.mark_run(outer);
         }
     }
 }

@@ -32,6 +32,15 @@ macro_rules! fixed_number {
                     items.iter().for_each(|item| item.encode_to(w));
                 }
             }
+
+            #[inline(always)]
+            fn encode_run<W: Sink>(items: &[Self], w: &mut W) {
+                if cfg!(target_endian = "little") {
+                    blit::encode_blit_run(items, w);
+                } else {
+                    items.iter().for_each(|item| item.encode_to(w));
+                }
+            }
         }
 
         impl<'de> Decode<'de> for $ty {
@@ -182,6 +191,11 @@ impl Encode for bool {
     #[inline(always)]
     fn encode_slice<W: Sink>(items: &[Self], w: &mut W) {
         blit::encode_blit_slice(items, w);
+    }
+
+    #[inline(always)]
+    fn encode_run<W: Sink>(items: &[Self], w: &mut W) {
+        blit::encode_blit_run(items, w);
     }
 }
 

@@ -33,7 +33,7 @@ impl<T: Encode> Encode for [T] {
     #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
         w.put_len(self.len());
-        T::encode_slice(self, w);
+        T::encode_run(self, w);
     }
 }
 
