@@ -346,6 +346,75 @@ enum Tree {
     Node(Box<Tree>, Box<Tree>),
 }
 
+/// An `Option` of an exact-size payload is decoded without a branch on its
+/// tag: the payload's bytes are decoded whatever the tag. Only a payload that
+/// is there may fail the decode: `None` followed by bytes that are no valid
+/// payload (a 7 where a `bool` or a `Stance` would be) decodes, `Some` with
+/// them does not, a tag past 1 is refused, and at every length, near the end
+/// of the input or not, each form decodes as the branching path decodes it.
+#[test]
+fn c9_option_tags_alone_decide_what_is_read() {
+    fn check<T>(payload: &[u8], valid: bool)
+    where
+        T: for<'de> Decode<'de> + Encode + PartialEq + std::fmt::Debug,
+    {
+        // `(Option<T>, u8)`: the option, then one byte; `None` then the
+        // payload's bytes as the next fields, when they are valid ones.
+        let none_then = [&[0u8, payload.len() as u8][..], payload].concat();
+        assert_eq!(
+            <(Option<T>, Vec<u8>)>::decode(&none_then),
+            Ok((None, payload.to_vec())),
+            "None, then the payload's bytes as a byte string"
+        );
+        let some = [&[1u8][..], payload].concat();
+        let decoded = Option::<T>::decode(&some);
+        if valid {
+            let value = decoded.unwrap();
+            assert!(value.is_some());
+            assert_eq!(value.to_vec(), some);
+        } else {
+            assert_eq!(decoded, Err(DecodeError::InvalidTag), "Some(invalid)");
+        }
+        // A tag of 2 or more, with or without a payload after it.
+        for tag in [2u8, 3, 0x80, 0xff] {
+            assert_eq!(Option::<T>::decode(&[tag]), Err(DecodeError::InvalidTag));
+            let tagged = [&[tag][..], payload].concat();
+            assert_eq!(Option::<T>::decode(&tagged), Err(DecodeError::InvalidTag));
+        }
+        // Every cut of `Some` fails; `None` alone decodes, at the very end.
+        for end in 0..some.len() {
+            assert!(Option::<T>::decode(&some[..end]).is_err(), "cut at {end}");
+        }
+        assert_eq!(Option::<T>::decode(&[0]), Ok(None));
+        // In place, over both starting states.
+        for start in [None, Option::<T>::decode(&some).ok().flatten()] {
+            let mut target = start;
+            assert_eq!(target.decode_in_place(&none_then[..1]), Ok(()));
+            assert!(target.is_none());
+            if valid {
+                let mut target = Option::<T>::None;
+                assert_eq!(target.decode_in_place(&some), Ok(()));
+                assert_eq!(target.to_vec(), some);
+            }
+        }
+    }
+    check::<u32>(&[1, 2, 3, 4], true);
+    check::<(u16, f32)>(&[9, 8, 0, 0, 128, 63], true);
+    check::<bool>(&[1], true);
+    check::<bool>(&[7], false);
+    check::<Stance>(&[2], true);
+    check::<Stance>(&[7], false);
+    check::<(u32, Stance)>(&[1, 0, 0, 0, 7], false);
+    check::<(u32, Stance)>(&[1, 0, 0, 0, 1], true);
+    // `None` followed by bytes that are no valid payload, inside a struct.
+    let bytes = [0u8, 7, 7];
+    assert_eq!(<(Option<bool>, u8, u8)>::decode(&bytes), Ok((None, 7, 7)));
+    assert_eq!(
+        <(Option<(u32, Stance)>, [u8; 5])>::decode(&[0, 9, 9, 9, 9, 9]),
+        Ok((None, [9; 5]))
+    );
+}
+
 #[test]
 fn c10_nesting_past_the_depth_limit_is_refused_without_stack_overflow() {
     // A left spine a million deep: 0x01 repeated, then nothing.

@@ -160,6 +160,9 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
 
     #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        if let Some(plain) = decode_plain_option(r) {
+            return plain;
+        }
         match r.get_u8()? {
             0 => Ok(None),
             1 => T::decode_from(r).map(Some),
@@ -169,6 +172,10 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
 
     #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
+        if let Some(plain) = decode_plain_option(r) {
+            *self = plain?;
+            return Ok(());
+        }
         match (r.get_u8()?, self.as_mut()) {
             (0, _) => *self = None,
             (1, Some(value)) => value.decode_in_place_from(r)?,
@@ -177,6 +184,47 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
         }
         Ok(())
     }
+}
+
+/// An `Option` of an exact-size payload (numbers, bools, unit enums,
+/// tuples and structs of them) decoded with no branch on its tag, when the
+/// input holds the tag and a whole payload: the payload is decoded from a
+/// window of its bytes whatever the tag (for `None` those are bytes of what
+/// follows, decoded and dropped), and the tag selects `Some` or `None` and
+/// how far the reader moves. A branch on a tag that varies from one value to
+/// the next (an optional owner on some entities of a run) is mispredicted
+/// about as often as not. An exact-size value does not allocate, so reading
+/// it from its own window under default limits is what a run of them does
+/// too (`Decode::EXACT_SIZE`). `None` where the input is shorter, or the
+/// payload's size varies: the caller branches.
+#[inline(always)]
+fn decode_plain_option<'de, T: Decode<'de>>(
+    r: &mut Reader<'de>,
+) -> Option<Result<Option<T>, DecodeError>> {
+    if !T::EXACT_SIZE {
+        return None;
+    }
+    let size = T::MIN_SIZE;
+    let rest = r.rest();
+    let (&tag, payload) = rest.split_first()?;
+    let payload = payload.get(..size)?;
+    if tag > 1 {
+        return Some(Err(DecodeError::InvalidTag));
+    }
+    let window = &mut Reader::new(payload);
+    let value = if T::INFALLIBLE {
+        Some(T::decode_plain(window))
+    } else {
+        match T::decode_from(window) {
+            Ok(value) => Some(value),
+            // Only a payload that is there counts.
+            Err(e) if tag == 1 => return Some(Err(e)),
+            Err(_) => None,
+        }
+    };
+    // At most `1 + size` bytes, which the input holds: this never fails.
+    r.take(1 + usize::from(tag) * size).ok()?;
+    Some(Ok(core::hint::select_unpredictable(tag == 1, value, None)))
 }
 
 impl<T: Schema> Schema for Option<T> {
