@@ -170,6 +170,70 @@ fn hostile_length_claims_allocate_nothing_before_the_error() {
     });
 }
 
+/// A short run (1 to 16 bytes) decoded into a new `Vec` is read from a
+/// window of 16 bytes of input, when the input holds them, and the `Vec` is
+/// made of that window and cut back: it allocates 16 bytes, and the budget
+/// is charged exactly what is allocated, at every length, whether or not the
+/// input holds the window; the values are the run's alone (the window's
+/// bytes past a run of bools are not checked), and an empty run allocates
+/// nothing.
+#[test]
+fn short_runs_are_charged_the_window_they_allocate() {
+    fn check<T>(items: Vec<T>)
+    where
+        T: Encode + for<'de> Decode<'de> + PartialEq + std::fmt::Debug + Clone,
+    {
+        let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
+        // Followed by 16 bytes no bool could be (the window's tail), and alone.
+        let followed = (items.clone(), [7u8; 16]).to_vec();
+        let alone = items.to_vec();
+        for (bytes, what) in [(&followed[..], "followed"), (&alone[..], "alone")] {
+            let decode = |limits| {
+                let mut r = zao::Reader::with_limits(bytes, limits);
+                r.decode::<Vec<T>>()
+            };
+            let (back, allocs, allocated) = counted(|| decode(unlimited));
+            let back = back.unwrap_or_else(|e| panic!("{} items {what}: {e}", items.len()));
+            assert_eq!(back, items, "{what}");
+            let run = items.len() * size_of::<T>();
+            if run == 0 {
+                assert_eq!(allocs, 0, "an empty run allocates nothing");
+                continue;
+            }
+            if what == "followed" && run <= 16 {
+                assert_eq!(allocated, 16, "{} items {what}", items.len());
+            }
+            let short = DecodeLimits {
+                max_alloc: allocated - 1,
+                ..unlimited
+            };
+            assert_eq!(
+                decode(short),
+                Err(DecodeError::OverLimit),
+                "{} items {what}: {allocated} bytes",
+                items.len()
+            );
+            let exact = DecodeLimits {
+                max_alloc: allocated,
+                ..unlimited
+            };
+            assert_eq!(decode(exact).as_ref(), Ok(&items), "{what}");
+        }
+    }
+    let mut rng = Rng::new(3);
+    for len in 0..=20usize {
+        check(rng.bytes(len));
+        check((0..len).map(|_| rng.u32() as u16).collect());
+        check((0..len).map(|_| rng.u32()).collect());
+        check((0..len).map(|_| rng.u32() % 2 == 1).collect());
+    }
+    // A bad bool inside a short run is still refused.
+    assert_eq!(
+        <(Vec<bool>, [u8; 16])>::decode(&[&[3u8, 1, 2, 0][..], &[0; 16]].concat()),
+        Err(DecodeError::InvalidTag)
+    );
+}
+
 /// A `HashMap` is charged the table it really allocates: a budget one byte
 /// short of a fresh decode's allocation refuses the decode. (Charging
 /// `count × size_of::<(K, V)>()`, as the decoder once did, under-charges

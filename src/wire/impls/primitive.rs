@@ -228,6 +228,26 @@ impl<'de> Decode<'de> for bool {
     }
 
     /// Built and checked in one exact-size pass, as
+    /// A short run is read from a window of constant size, with no branch
+    /// on its length ([`blit::short_run`]): the window's bytes past the run
+    /// are left out of the check and cut off the `Vec`.
+    #[inline(always)]
+    fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
+        if let Some(window) = blit::short_run(r, count)? {
+            let mut seen = 0u8;
+            for (i, &byte) in window.iter().enumerate() {
+                seen |= if i < count { byte } else { 0 };
+            }
+            bools_valid(seen)?;
+            let mut vec: Vec<bool> = window.iter().map(|&byte| byte != 0).collect();
+            vec.truncate(count);
+            return Ok(vec);
+        }
+        let mut vec = Vec::with_capacity(count);
+        Self::decode_vec_in_place(&mut vec, count, r)?;
+        Ok(vec)
+    }
+
     /// `decode_slice_in_place` (the default `decode_vec` comes here with an
     /// empty `Vec`).
     #[inline(always)]
