@@ -297,7 +297,7 @@ fn length_prefixed_writes_fit_exactly_their_bytes() {
 }
 
 /// Inside a run of values (the elements of a `Vec` of structs, a map's
-/// entries) short slices are copied with no branch on their length, up to 7
+/// entries) short slices are copied with no branch on their length, up to 8
 /// bytes past them overwritten: at every length from 0 to 20, at the end of
 /// the buffer and short of it, into a caller's buffer and into growable
 /// ones, the run writes what its elements write one by one outside a run,

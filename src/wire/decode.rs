@@ -18,7 +18,11 @@ pub trait Decode<'de>: Sized {
     /// (tiers 0 and 1). A struct of such fields then reads all its bytes with
     /// one bounds check, and a run of such values is one check for the run:
     /// each value is then read from a window of exactly its bytes, under
-    /// default limits, so an exact-size value must not allocate.
+    /// default limits, so an exact-size value must not allocate. An
+    /// `Option` of one decodes its payload's window whatever the tag and
+    /// drops the result of a `None`, so the decode may run on bytes that
+    /// are not its own: it must have no side effects, and must not panic on
+    /// any bytes.
     const EXACT_SIZE: bool = false;
 
     /// Whether the type is exact-size and every string of its

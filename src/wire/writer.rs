@@ -43,7 +43,7 @@ impl<'a> Writer<'a> {
 
     /// Encodes one value after what is already written and returns its size.
     /// Up to 8 bytes past the new position may have been overwritten (see
-    /// [`Encode::encode`]); the next value written covers them.
+    /// [`Encode::encode`]); later writes may or may not cover them.
     ///
     /// # Errors
     /// [`EncodeError`] if the rest of the buffer cannot hold the value; then
@@ -140,7 +140,7 @@ impl<'a> Writer<'a> {
     /// [`Sink::put_varying`]). In a run of values and with room for 16
     /// bytes, a slice of at most 16 is copied with no branch on its length,
     /// and up to 8 bytes after it are overwritten: bytes past the position,
-    /// which the next write covers.
+    /// which later writes may or may not cover.
     #[inline(always)]
     pub fn put_varying(&mut self, src: &[u8]) {
         let n = src.len();

@@ -227,10 +227,10 @@ impl<'de> Decode<'de> for bool {
         bools_valid(seen)
     }
 
-    /// Built and checked in one exact-size pass, as
     /// A short run is read from a window of constant size, with no branch
     /// on its length ([`blit::short_run`]): the window's bytes past the run
-    /// are left out of the check and cut off the `Vec`.
+    /// are left out of the check and cut off the `Vec`. Any other run is
+    /// built as `decode_vec_in_place` builds it, into an exact-size `Vec`.
     #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
         if let Some(window) = blit::short_run(r, count)? {
@@ -248,8 +248,9 @@ impl<'de> Decode<'de> for bool {
         Ok(vec)
     }
 
-    /// `decode_slice_in_place` (the default `decode_vec` comes here with an
-    /// empty `Vec`).
+    /// Built and checked in one exact-size pass, as `decode_slice_in_place`
+    /// checks (`decode_vec` comes here with an empty `Vec` for a run that is
+    /// not short).
     #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,

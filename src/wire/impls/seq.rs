@@ -196,12 +196,14 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
 /// about as often as not. An exact-size value does not allocate, so reading
 /// it from its own window under default limits is what a run of them does
 /// too (`Decode::EXACT_SIZE`). `None` where the input is shorter, or the
-/// payload's size varies: the caller branches.
+/// payload's size varies or passes 32 bytes: the caller branches.
 #[inline(always)]
 fn decode_plain_option<'de, T: Decode<'de>>(
     r: &mut Reader<'de>,
 ) -> Option<Result<Option<T>, DecodeError>> {
-    if !T::EXACT_SIZE {
+    // A payload of at most 32 bytes: for a `None`, decoding a large array
+    // to drop it would cost more than the branch.
+    if !(T::EXACT_SIZE && T::MIN_SIZE <= 32) {
         return None;
     }
     let size = T::MIN_SIZE;
