@@ -355,9 +355,10 @@ fn short_slices_in_a_run_write_what_they_write_alone() {
                     assert!(size >= want.len(), "fit into {size}");
                     assert_eq!(n, want.len());
                     assert_eq!(buf[2..2 + n], want[..], "into {size}");
-                    // Past the buffer's end nothing was written, and what
-                    // is past the encoding but inside the buffer is the
-                    // caller's to overwrite.
+                    // At most 8 bytes past the encoding are overwritten,
+                    // as `Encode::encode` says.
+                    let after = (2 + n + 8).min(buf.len());
+                    assert!(buf[after..].iter().all(|&b| b == 0xee), "into {size}");
                 }
                 Err(_) => assert!(size < want.len(), "refused into {size}"),
             }

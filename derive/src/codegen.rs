@@ -288,13 +288,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
 
             #[inline]
             fn encode_run<__W: ::zao::Sink>(__items: &[Self], __w: &mut __W) {
-                if ::core::cfg!(target_endian = "little") {
-                    ::zao::__private::blit::encode_blit_run(__items, __w);
-                } else {
-                    for __item in __items {
-                        ::zao::Encode::encode_to(__item, __w);
-                    }
-                }
+                ::zao::__private::blit::encode_blit_run(__items, __w);
             }
         };
     }

@@ -4,11 +4,12 @@
 //! are what primitives, glam types and `#[zao(blittable)]` derives call.
 //!
 //! On a big-endian target the memory image is not the wire form, so callers
-//! take these paths only under `cfg!(target_endian = "little")`.
+//! take these paths only under `cfg!(target_endian = "little")`
+//! (`encode_blit_run` checks for itself).
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, Unalign};
 
-use super::{DecodeError, Reader, Sink};
+use super::{DecodeError, Encode, Reader, Sink};
 
 /// Writes `value`'s memory image.
 #[inline(always)]
@@ -23,11 +24,16 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut
 }
 
 /// Writes the memory image of a run whose length varies from value to value
-/// (a `Vec`'s elements): short runs are copied with no branch on their
-/// length ([`Sink::put_varying`]).
+/// (a `Vec`'s elements; `Encode::encode_run`): short runs are copied with no
+/// branch on their length ([`Sink::put_varying`]). On a big-endian target it
+/// is the type's own `encode_slice`, so callers need no check of their own.
 #[inline(always)]
-pub fn encode_blit_run<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut W) {
-    w.put_varying(items.as_bytes());
+pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
+    if cfg!(target_endian = "little") {
+        w.put_varying(items.as_bytes());
+    } else {
+        T::encode_slice(items, w);
+    }
 }
 
 /// Reads a value from its memory image: one copy, no validation (every bit
@@ -167,51 +173,51 @@ pub fn decode_blit_vec_owned<T: FromBytes + IntoBytes + Immutable>(
     count: usize,
     r: &mut Reader<'_>,
 ) -> Result<Vec<T>, DecodeError> {
-    let bytes = run_len::<T>(count)?;
-    if SHORT_RUN.is_multiple_of(size_of::<T>().max(1))
-        && let Some(window) = short_run(r, bytes)?
-    {
-        let mut vec: Vec<T> = run(window, SHORT_RUN / size_of::<T>().max(1))?
-            .iter()
-            .map(read)
-            .collect();
+    if let Some((window, fits)) = short_run::<T>(r, count)? {
+        let mut vec: Vec<T> = run(window, fits)?.iter().map(read).collect();
         vec.truncate(count);
         return Ok(vec);
     }
-    let src = r.take(bytes)?;
+    let src = r.take(run_len::<T>(count)?)?;
     Ok(run(src, count)?.iter().map(read).collect())
 }
 
 /// The longest run [`short_run`] reads as a whole window.
 pub(crate) const SHORT_RUN: usize = 16;
 
-/// A short run of `bytes` (1 to [`SHORT_RUN`]) owned by a new `Vec`: the
-/// next `SHORT_RUN` bytes of input, when the input holds them, with the
-/// reader moved past the run's own bytes and the budget charged for the
-/// rest of the window, which the `Vec` is then made of and cut back to the
-/// run (its capacity stays `SHORT_RUN` bytes). `None` otherwise: an empty
-/// run (which allocates nothing), a longer one, the end of the input.
+/// A short run of `count` values of `T` (1 to [`SHORT_RUN`] bytes, `T`'s
+/// size dividing `SHORT_RUN`) owned by a new `Vec`: the next `SHORT_RUN`
+/// bytes of input and how many `T` they hold, when the input holds them,
+/// with the reader moved past the run's own bytes and the budget charged
+/// for the rest of the window, which the `Vec` is then made of and cut back
+/// to the run (its capacity stays `SHORT_RUN` bytes). `None` otherwise: an
+/// empty run (which allocates nothing), a longer one, the end of the input.
 ///
 /// A copy of a length that varies is a `memcpy` with a branch per size
 /// class, mispredicted about as often as not when the lengths vary from one
 /// `Vec` to the next, as a game state's small `Vec`s do; a window of
-/// constant size is two moves. The extra capacity is what the allocator
-/// would give anyway: glibc's smallest chunk holds 24 bytes, and the macOS
-/// and Windows heaps round small requests up to 16.
+/// constant size is two moves. What the extra capacity costs depends on the
+/// allocator (docs/DECISIONS.md, "A short owned run allocates 16 bytes").
 #[inline(always)]
-pub(crate) fn short_run<'de>(
+pub(crate) fn short_run<'de, T>(
     r: &mut Reader<'de>,
-    bytes: usize,
-) -> Result<Option<&'de [u8; SHORT_RUN]>, DecodeError> {
-    if bytes == 0 || bytes > SHORT_RUN {
+    count: usize,
+) -> Result<Option<(&'de [u8; SHORT_RUN], usize)>, DecodeError> {
+    let size = size_of::<T>();
+    if size == 0 || !SHORT_RUN.is_multiple_of(size) {
         return Ok(None);
     }
+    let fits = SHORT_RUN / size;
+    if count == 0 || count > fits {
+        return Ok(None);
+    }
+    let bytes = count * size;
     let Some(window) = r.rest().first_chunk::<SHORT_RUN>() else {
         return Ok(None);
     };
     r.charge(SHORT_RUN - bytes)?;
     r.take(bytes)?;
-    Ok(Some(window))
+    Ok(Some((window, fits)))
 }
 
 /// Makes `vec` the next `count` values: the elements it has are overwritten

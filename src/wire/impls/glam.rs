@@ -38,11 +38,7 @@ macro_rules! glam_blit {
 
             #[inline(always)]
             fn encode_run<W: Sink>(items: &[Self], w: &mut W) {
-                if cfg!(target_endian = "little") {
-                    blit::encode_blit_run(items, w);
-                } else {
-                    items.iter().for_each(|item| item.encode_to(w));
-                }
+                blit::encode_blit_run(items, w);
             }
         }
 

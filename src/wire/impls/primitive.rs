@@ -35,11 +35,7 @@ macro_rules! fixed_number {
 
             #[inline(always)]
             fn encode_run<W: Sink>(items: &[Self], w: &mut W) {
-                if cfg!(target_endian = "little") {
-                    blit::encode_blit_run(items, w);
-                } else {
-                    items.iter().for_each(|item| item.encode_to(w));
-                }
+                blit::encode_blit_run(items, w);
             }
         }
 
@@ -233,7 +229,7 @@ impl<'de> Decode<'de> for bool {
     /// built as `decode_vec_in_place` builds it, into an exact-size `Vec`.
     #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        if let Some(window) = blit::short_run(r, count)? {
+        if let Some((window, _)) = blit::short_run::<bool>(r, count)? {
             let mut seen = 0u8;
             for (i, &byte) in window.iter().enumerate() {
                 seen |= if i < count { byte } else { 0 };
