@@ -47,7 +47,17 @@ fn run(config: ConditionerConfig, count: u32, rate: f64) -> Vec<(u32, Duration)>
                     segment_size: None,
                     src_ip: None,
                 };
-                sender.try_send(&t).unwrap();
+                // A real socket's send buffer can be full for a moment on a
+                // loaded host: wait for room, as quinn's poller would.
+                loop {
+                    match sender.try_send(&t) {
+                        Ok(()) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        Err(e) => panic!("send: {e}"),
+                    }
+                }
             }
         }
     });
