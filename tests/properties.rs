@@ -376,6 +376,49 @@ fn short_slices_in_a_run_write_what_they_write_alone() {
     }
 }
 
+/// Long runs, copied in pieces of 2 KiB (`copy_long`), come out whole at
+/// every length around the pieces' edges and at every offset behind a
+/// header: encoded into a slice, a `Vec` and a `BytesMut`, and decoded
+/// owned, in place over a value of the same length and over a shorter one.
+#[test]
+fn long_runs_are_copied_whole() {
+    let mut rng = Rng::new(11);
+    for len in [2047usize, 2048, 2049, 4095, 4096, 4097, 6143, 10_000] {
+        let bytes = rng.bytes(len);
+        let words: Vec<u32> = (0..len / 4 + 1).map(|_| rng.u32()).collect();
+        for head in 0..4usize {
+            let header = vec![0x5au8; head];
+            let value = (header.clone(), bytes.clone(), words.clone());
+            let mut want = Vec::new();
+            want.extend_from_slice(&header.to_vec());
+            want.extend_from_slice(&bytes.to_vec());
+            want.extend_from_slice(&words.to_vec());
+            assert_eq!(&want[head + 1 + 2..][..8], &bytes[..8], "len {len}");
+            let mut buf = vec![0xeeu8; want.len() + 3];
+            assert_eq!(Writer::new(&mut buf[3..]).encode(&value), Ok(want.len()));
+            assert_eq!(buf[3..], want[..], "len {len} head {head}");
+            let mut vec = vec![1, 2, 3];
+            assert_eq!(value.encode_to_vec(&mut vec), want.len());
+            assert_eq!(vec[3..], want[..], "len {len} head {head}");
+            let mut out = bytes::BytesMut::new();
+            assert_eq!(value.encode_to_bytes(&mut out), want.len());
+            assert_eq!(out[..], want[..], "len {len} head {head}");
+            assert_eq!(
+                <(Vec<u8>, Vec<u8>, Vec<u32>)>::decode(&want),
+                Ok(value.clone())
+            );
+            let mut same = value.clone();
+            same.1.iter_mut().for_each(|b| *b = !*b);
+            same.2.iter_mut().for_each(|w| *w = !*w);
+            assert_eq!(same.decode_in_place(&want), Ok(()));
+            assert_eq!(same, value, "len {len} head {head}");
+            let mut shorter = (vec![], vec![9u8; len / 3], vec![9u32; len / 9]);
+            assert_eq!(shorter.decode_in_place(&want), Ok(()));
+            assert_eq!(shorter, value, "len {len} head {head}");
+        }
+    }
+}
+
 /// A `&str`, a `String` and a `String` decoded in place decode exactly when
 /// the standard library calls their bytes UTF-8, at every length around the
 /// ASCII and short-string paths (16 bytes): every string of one and two

@@ -9,6 +9,7 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, Unalign};
 
+use super::writer::copy_long;
 use super::{DecodeError, Encode, Reader, Sink};
 
 /// Writes `value`'s memory image.
@@ -156,7 +157,7 @@ pub fn decode_blit_slice<T: FromBytes + IntoBytes>(
     r: &mut Reader<'_>,
 ) -> Result<(), DecodeError> {
     let dst = items.as_mut_bytes();
-    dst.copy_from_slice(r.take(dst.len())?);
+    copy_long(dst, r.take(dst.len())?);
     Ok(())
 }
 
@@ -236,13 +237,13 @@ pub fn decode_blit_vec<T: FromBytes + IntoBytes + Immutable>(
     let src = r.take(run_len::<T>(count)?)?;
     if vec.len() == count {
         // The steady state of a warmed value: one copy over what is there.
-        vec.as_mut_slice().as_mut_bytes().copy_from_slice(src);
+        copy_long(vec.as_mut_slice().as_mut_bytes(), src);
         return Ok(());
     }
     let keep = vec.len().min(count);
     vec.truncate(keep);
     let (head, tail) = src.split_at(keep * size_of::<T>());
-    vec.as_mut_slice().as_mut_bytes().copy_from_slice(head);
+    copy_long(vec.as_mut_slice().as_mut_bytes(), head);
     let tail = run(tail, count - keep)?;
     vec.reserve_exact(tail.len());
     vec.extend(tail.iter().map(read));
