@@ -376,10 +376,11 @@ fn short_slices_in_a_run_write_what_they_write_alone() {
     }
 }
 
-/// Long runs, copied in pieces of 2 KiB (`copy_long`), come out whole at
-/// every length around the pieces' edges and at every offset behind a
-/// header: encoded into a slice, a `Vec` and a `BytesMut`, and decoded
-/// owned, in place over a value of the same length and over a shorter one.
+/// Long runs, copied in pieces of 2 KiB into a caller's slice and over a
+/// warmed `Vec` (`copy_long`), come out whole at every length around the
+/// pieces' edges and behind headers of 0 to 3 bytes: encoded into a slice,
+/// a `Vec` and a `BytesMut`, and decoded owned, in place over a value of the
+/// same length and over a shorter one.
 #[test]
 fn long_runs_are_copied_whole() {
     let mut rng = Rng::new(11);

@@ -5,7 +5,7 @@ use bytes::BytesMut;
 
 use super::varint::encode_varint_long;
 use super::varint_len;
-use super::writer::{COPY_PIECE, INLINE_COPY, copy_bytes, copy_short};
+use super::writer::{INLINE_COPY, copy_bytes, copy_short};
 
 /// Where [`Encode::encode_to`](super::Encode::encode_to) writes: a
 /// [`Writer`](super::Writer) over a buffer the caller owns (capacity checked
@@ -289,19 +289,8 @@ macro_rules! appender {
                             copy_bytes(dst, src);
                         }
                     }
-                } else if src.len() > COPY_PIECE {
-                    self.append_long(src);
                 } else {
                     self.buf.extend_from_slice(src);
-                }
-            }
-
-            /// Appends a long `src` in pieces, as `copy_long` copies, out of
-            /// line as its loop is.
-            #[inline(never)]
-            fn append_long(&mut self, src: &[u8]) {
-                for piece in src.chunks(COPY_PIECE) {
-                    self.buf.extend_from_slice(piece);
                 }
             }
         }
