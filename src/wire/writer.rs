@@ -424,22 +424,22 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Bytes per `memcpy` call in [`copy_long`]: under glibc's
-/// `x86_rep_movsb_threshold` (2 112 bytes with FSRM, 4 096 with AVX2 alone),
-/// so every piece takes its vector loop.
-pub(crate) const COPY_PIECE: usize = 2048;
+/// `x86_rep_movsb_threshold` (2 112 bytes on the AMD EPYC this was measured
+/// on), so every piece takes glibc's vector loop, not `rep movsb`.
+const COPY_PIECE: usize = 2048;
 
 /// `dst.copy_from_slice(src)`, in pieces of [`COPY_PIECE`] bytes when it is
 /// longer.
 ///
-/// glibc copies a long slice with `rep movsb`, which on the AMD EPYC this was
-/// measured on runs at full speed only when source and destination are
-/// 32-byte aligned to each other. A run that follows a header (a snapshot's
-/// entities after its tick and count) rarely is: 16 KiB copied from a
-/// 32-aligned source to every even offset in a 64-byte line took 252–334 ns
-/// by one `memcpy` and 201–293 ns in 2 KiB pieces, faster at 28 of the 32
-/// offsets and slower only at the two mutually aligned ones (177–182 ns
-/// against 201–257 ns). The pieces stay separate calls: their lengths vary
-/// at the end, so the compiler does not fuse them back into one `memcpy`.
+/// How fast glibc's `rep movsb` runs depends on how source and destination
+/// are aligned to each other, and a run that follows a header (a snapshot's
+/// entities after its tick and count) lands wherever the header ends: 16 KiB
+/// copied to each offset of a 64-byte line was faster in 2 KiB pieces at 64
+/// and at 59 of the 64 offsets in two runs (mean 394 → 331 and 377 → 316
+/// ns); WorldSnapshot(1024) encode-reuse against rkyv went from 1.04–1.11×
+/// to 0.92–1.00× (docs/DECISIONS.md, "A long run is copied in 2 KiB pieces",
+/// has the program). The pieces stay separate calls: their lengths vary at
+/// the end, so the compiler does not fuse them back into one `memcpy`.
 #[inline(always)]
 pub(crate) fn copy_long(dst: &mut [u8], src: &[u8]) {
     if src.len() <= COPY_PIECE || dst.len() != src.len() {
