@@ -423,40 +423,19 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Bytes per `memcpy` call in [`copy_long`]: under glibc's
-/// `x86_rep_movsb_threshold` (2 112 bytes on the AMD EPYC this was measured
-/// on), so every piece takes glibc's vector loop, not `rep movsb`.
-const COPY_PIECE: usize = 2048;
-
-/// `dst.copy_from_slice(src)`, in pieces of [`COPY_PIECE`] bytes when it is
-/// longer.
+/// `dst.copy_from_slice(src)`: one `memcpy`, whatever the length.
 ///
-/// How fast glibc's `rep movsb` runs depends on how source and destination
-/// are aligned to each other, and a run that follows a header (a snapshot's
-/// entities after its tick and count) lands wherever the header ends: 16 KiB
-/// copied to each offset of a 64-byte line was faster in 2 KiB pieces at 64
-/// and at 59 of the 64 offsets in two runs (mean 394 → 331 and 377 → 316
-/// ns); WorldSnapshot(1024) encode-reuse against rkyv went from 1.04–1.11×
-/// to 0.92–1.00× (docs/DECISIONS.md, "A long run is copied in 2 KiB pieces",
-/// has the program). The pieces stay separate calls: their lengths vary at
-/// the end, so the compiler does not fuse them back into one `memcpy`.
+/// From 14a84cf to this change a run over 2 KiB went to `memcpy` in 2 KiB
+/// pieces, to keep glibc off `rep movsb`, which on the AMD EPYC it was
+/// measured on ran slower when source and destination were not mutually
+/// aligned. Measured again on two hosts (the same AMD EPYC model, and an
+/// Intel Xeon with glibc 2.39), one copy is faster: WorldSnapshot(1024)
+/// encode-reuse against wincode 1.10 -> 1.015 (paired, 20 worker runs) and
+/// 1.12 in pieces on the Xeon (docs/DECISIONS.md, "A long run is copied
+/// whole").
 #[inline(always)]
 pub(crate) fn copy_long(dst: &mut [u8], src: &[u8]) {
-    if src.len() <= COPY_PIECE || dst.len() != src.len() {
-        dst.copy_from_slice(src);
-    } else {
-        copy_pieces(dst, src);
-    }
-}
-
-/// The loop of [`copy_long`], out of line: inlined into every encoder it
-/// only made their code longer, for copies whose own time is far longer
-/// than a call.
-#[inline(never)]
-fn copy_pieces(dst: &mut [u8], src: &[u8]) {
-    for (d, s) in dst.chunks_mut(COPY_PIECE).zip(src.chunks(COPY_PIECE)) {
-        d.copy_from_slice(s);
-    }
+    dst.copy_from_slice(src);
 }
 
 /// Copies `src`, at most [`INLINE_COPY`] bytes, to the front of `window`
