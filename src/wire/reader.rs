@@ -164,9 +164,26 @@ impl<'de> Reader<'de> {
     /// [`DecodeError::NonCanonicalVarint`].
     #[inline(always)]
     pub fn get_varint(&mut self) -> Result<u64, DecodeError> {
-        let (value, n) = decode_varint(self.bytes)?;
-        self.bytes = self.bytes.get(n..).unwrap_or_default();
-        Ok(value)
+        // The one- and two-byte forms (every length and count under 16 384)
+        // step past themselves by a slice pattern, so the compiler sees
+        // that the rest is the input less one or two bytes; stepping by the
+        // length `decode_varint` returns kept a clamp (two conditional
+        // moves) on every read of a length or count.
+        match *self.bytes {
+            [b0, ref rest @ ..] if b0 < 0x80 => {
+                self.bytes = rest;
+                Ok(u64::from(b0))
+            }
+            [b0, b1, ref rest @ ..] if b1 < 0x80 && b1 != 0 => {
+                self.bytes = rest;
+                Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7)
+            }
+            _ => {
+                let (value, n) = decode_varint(self.bytes)?;
+                self.bytes = self.bytes.get(n..).unwrap_or_default();
+                Ok(value)
+            }
+        }
     }
 
     /// Reads a varint that must fit a `u32`.
