@@ -97,9 +97,16 @@ pub trait Decode<'de>: Sized {
     fn decode_with_limits(bytes: &'de [u8], limits: DecodeLimits) -> Result<Self, DecodeError> {
         check_length::<Self>(bytes, limits)?;
         let mut r = Reader::with_limits(bytes, limits);
-        let value = Self::decode_from(&mut r)?;
-        r.finish()?;
-        Ok(value)
+        // One match, not `decode_from(..)?` then `finish()?`: with two
+        // exits LLVM merged the value and the errors in a stack slot and
+        // copied the value through it (WorldSnapshot(32): three stores and
+        // three reloads per decode); this way it stays in registers
+        // (callgrind: 270 -> 266 instructions per decode, wincode 265).
+        match Self::decode_from(&mut r) {
+            Ok(value) if r.is_empty() => Ok(value),
+            Ok(_) => Err(DecodeError::TrailingBytes),
+            Err(e) => Err(e),
+        }
     }
 
     /// Decodes one value from the front of `bytes` and returns it with the
