@@ -376,10 +376,9 @@ fn short_slices_in_a_run_write_what_they_write_alone() {
     }
 }
 
-/// Long runs, copied into a caller's slice and over a warmed `Vec`
-/// (`copy_long`), come out whole at lengths around 2 and 4 KiB and 3 to 6
-/// bytes into the encoding (a copy made in pieces once ended at those
-/// edges, and a piece left out must fail here): encoded into a slice,
+/// Long runs, copied into a caller's slice and over a warmed `Vec`, come
+/// out whole at lengths around 2 and 4 KiB and 3 to 6 bytes into the
+/// encoding: encoded into a slice,
 /// a `Vec` and a `BytesMut`, and decoded owned, in place over a value of the
 /// same length and over a shorter one.
 #[test]

@@ -9,7 +9,6 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, Unalign};
 
-use super::writer::copy_long;
 use super::{DecodeError, Encode, Reader, Sink};
 
 /// Writes `value`'s memory image.
@@ -157,7 +156,7 @@ pub fn decode_blit_slice<T: FromBytes + IntoBytes>(
     r: &mut Reader<'_>,
 ) -> Result<(), DecodeError> {
     let dst = items.as_mut_bytes();
-    copy_long(dst, r.take(dst.len())?);
+    dst.copy_from_slice(r.take(dst.len())?);
     Ok(())
 }
 
@@ -237,13 +236,13 @@ pub fn decode_blit_vec<T: FromBytes + IntoBytes + Immutable>(
     let src = r.take(run_len::<T>(count)?)?;
     if vec.len() == count {
         // The steady state of a warmed value: one copy over what is there.
-        copy_long(vec.as_mut_slice().as_mut_bytes(), src);
+        vec.as_mut_slice().as_mut_bytes().copy_from_slice(src);
         return Ok(());
     }
     let keep = vec.len().min(count);
     vec.truncate(keep);
     let (head, tail) = src.split_at(keep * size_of::<T>());
-    copy_long(vec.as_mut_slice().as_mut_bytes(), head);
+    vec.as_mut_slice().as_mut_bytes().copy_from_slice(head);
     let tail = run(tail, count - keep)?;
     vec.reserve_exact(tail.len());
     vec.extend(tail.iter().map(read));

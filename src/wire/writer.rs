@@ -399,7 +399,9 @@ const _: () = assert!(INLINE_COPY <= 16, "copy_bytes moves at most 2 × 8 bytes"
 pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     if n > INLINE_COPY || n != dst.len() {
-        copy_long(dst, src);
+        // A long run is one `memcpy`, whatever its length
+        // (docs/DECISIONS.md, "A long run is copied whole").
+        dst.copy_from_slice(src);
         return;
     }
     fn two<const K: usize>(dst: &mut [u8], src: &[u8]) {
@@ -421,21 +423,6 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
         1 => two::<1>(dst, src),
         _ => {}
     }
-}
-
-/// `dst.copy_from_slice(src)`: one `memcpy`, whatever the length.
-///
-/// From 14a84cf to this change a run over 2 KiB went to `memcpy` in 2 KiB
-/// pieces, to keep glibc off `rep movsb`, which on the AMD EPYC it was
-/// measured on ran slower when source and destination were not mutually
-/// aligned. Measured again on two hosts (the same AMD EPYC model, and an
-/// Intel Xeon with glibc 2.39), one copy is faster: WorldSnapshot(1024)
-/// encode-reuse against wincode 1.10 -> 1.015 (paired, 20 worker runs) and
-/// 1.12 in pieces on the Xeon (docs/DECISIONS.md, "A long run is copied
-/// whole").
-#[inline(always)]
-pub(crate) fn copy_long(dst: &mut [u8], src: &[u8]) {
-    dst.copy_from_slice(src);
 }
 
 /// Copies `src`, at most [`INLINE_COPY`] bytes, to the front of `window`
