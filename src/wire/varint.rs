@@ -49,28 +49,17 @@ pub(crate) fn encode_varint(mut value: u64) -> ([u8; MAX_VARINT_LEN], usize) {
     (out, n)
 }
 
-/// Reads one canonical varint from the front of `bytes`; returns it and the
-/// number of bytes it took.
+/// Reads one canonical varint from the front of `bytes`, of any length;
+/// returns it and the number of bytes it took. `Reader::get_varint` reads
+/// the one- and two-byte forms itself and calls this for the rest.
 ///
 /// # Errors
 /// [`DecodeError::UnexpectedEnd`] if the input ends mid-varint,
 /// [`DecodeError::VarintOverflow`] past ten bytes or 64 bits, and
 /// [`DecodeError::NonCanonicalVarint`] for a non-minimal form.
-#[inline(always)]
-pub(crate) fn decode_varint(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
-    match *bytes {
-        [b0, ..] if b0 < 0x80 => Ok((u64::from(b0), 1)),
-        // Two bytes inline (counts and lengths up to 16 383); a zero second
-        // byte would be a non-minimal form.
-        [b0, b1, ..] if b1 < 0x80 && b1 != 0 => Ok((u64::from(b0 & 0x7f) | u64::from(b1) << 7, 2)),
-        [] => Err(DecodeError::UnexpectedEnd),
-        _ => decode_varint_slow(bytes),
-    }
-}
-
 #[cold]
 #[inline(never)]
-fn decode_varint_slow(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
+pub(crate) fn decode_varint_slow(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
     let mut value = 0u64;
     for (i, &byte) in bytes.iter().take(MAX_VARINT_LEN).enumerate() {
         let group = u64::from(byte & 0x7f);
@@ -96,6 +85,14 @@ fn decode_varint_slow(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Reader;
+
+    /// What a reader makes of `bytes`: the value and the bytes it took.
+    fn read(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
+        let mut r = Reader::new(bytes);
+        let value = r.get_varint()?;
+        Ok((value, bytes.len() - r.remaining()))
+    }
 
     #[test]
     fn lengths_match_encodings() {
@@ -111,7 +108,8 @@ mod tests {
         ] {
             let (bytes, n) = encode_varint(value);
             assert_eq!(n, varint_len(value), "{value}");
-            assert_eq!(decode_varint(&bytes[..n]), Ok((value, n)), "{value}");
+            assert_eq!(read(&bytes), Ok((value, n)), "{value}");
+            assert_eq!(decode_varint_slow(&bytes), Ok((value, n)), "{value}");
         }
     }
 
@@ -127,16 +125,15 @@ mod tests {
 
     #[test]
     fn rejects_bad_forms() {
-        assert_eq!(
-            decode_varint(&[0x80, 0x00]),
-            Err(DecodeError::NonCanonicalVarint)
-        );
-        assert_eq!(decode_varint(&[0xff; 11]), Err(DecodeError::VarintOverflow));
-        assert_eq!(decode_varint(&[0xff; 10]), Err(DecodeError::VarintOverflow));
-        assert_eq!(decode_varint(&[0x80]), Err(DecodeError::UnexpectedEnd));
-        assert_eq!(decode_varint(&[]), Err(DecodeError::UnexpectedEnd));
+        for bytes in [&[0x80, 0x00][..], &[0x80, 0x80, 0x00]] {
+            assert_eq!(read(bytes), Err(DecodeError::NonCanonicalVarint));
+        }
+        assert_eq!(read(&[0xff; 11]), Err(DecodeError::VarintOverflow));
+        assert_eq!(read(&[0xff; 10]), Err(DecodeError::VarintOverflow));
+        assert_eq!(read(&[0x80]), Err(DecodeError::UnexpectedEnd));
+        assert_eq!(read(&[]), Err(DecodeError::UnexpectedEnd));
         let mut ten = [0xff; 10];
         ten[9] = 0x02;
-        assert_eq!(decode_varint(&ten), Err(DecodeError::VarintOverflow));
+        assert_eq!(read(&ten), Err(DecodeError::VarintOverflow));
     }
 }
