@@ -16,8 +16,8 @@ use super::libs::{
     self, BINCODE_FIXINT, Bincode, Bitcode, Json, Postcard, Prost, Raw, Rkyv, Rmp, Speedy, Wincode,
     Zao,
 };
-use super::nested;
 use super::peers::{self, FixedState, pb};
+use super::{events, nested};
 
 /// The cases, by message and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +36,12 @@ pub(crate) enum Kind {
     InventoryFixed(usize),
     /// The nested general workload, this many zones.
     Nested(usize),
+    /// The event log workload, this many events.
+    Events(usize),
 }
 
 /// Every case, in report order.
-pub(crate) const KINDS: [Kind; 8] = [
+pub(crate) const KINDS: [Kind; 9] = [
     Kind::PlayerMoved,
     Kind::PlayerInput,
     Kind::SpawnEntity,
@@ -48,6 +50,7 @@ pub(crate) const KINDS: [Kind; 8] = [
     Kind::Inventory(128),
     Kind::InventoryFixed(128),
     Kind::Nested(128),
+    Kind::Events(16_000),
 ];
 
 /// The seed of the nested workload.
@@ -71,6 +74,7 @@ impl Kind {
             Self::Inventory(n) => format!("Inventory({n})"),
             Self::InventoryFixed(n) => format!("Inventory({n}), fixed hasher"),
             Self::Nested(_) => "Nested world (~1 MB)".to_owned(),
+            Self::Events(_) => "Event log (~1 MB)".to_owned(),
         }
     }
 
@@ -82,7 +86,10 @@ impl Kind {
     /// Whether the benchmark targets judge this case (the nested workload
     /// and the fixed-hasher inventory have targets of their own).
     pub(crate) fn is_reference(self) -> bool {
-        !matches!(self, Self::InventoryFixed(_) | Self::Nested(_))
+        !matches!(
+            self,
+            Self::InventoryFixed(_) | Self::Nested(_) | Self::Events(_)
+        )
     }
 
     /// Builds the case's rows (encoding the value once per library and
@@ -138,6 +145,11 @@ impl Kind {
             Self::Nested(zones) => {
                 // One set of types for every library already: no game rows.
                 let value = Rc::new(nested::world(NESTED_SEED, zones));
+                zao_rows::<Zao, _>(&mut case, &value);
+                peer_rows::<_, pb::Inventory>(&mut case, &value, None);
+            }
+            Self::Events(count) => {
+                let value = Rc::new(events::log(NESTED_SEED, count));
                 zao_rows::<Zao, _>(&mut case, &value);
                 peer_rows::<_, pb::Inventory>(&mut case, &value, None);
             }

@@ -25,6 +25,7 @@ macro_rules! peer_type {
 }
 
 pub(crate) mod cases;
+pub(crate) mod events;
 pub(crate) mod harness;
 pub(crate) mod libs;
 pub(crate) mod nested;
