@@ -523,6 +523,7 @@ struct ReadmeDoctests;
 /// What the derives' generated code needs. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::wire::Then;
     pub use crate::wire::{blit, schema, size, utf8};
     pub use zerocopy;
 }

@@ -23,6 +23,20 @@ use zao_messages::{
     WorldSnapshot, samples,
 };
 
+/// An enum with data: strings, a `Vec` of them, plain fields.
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode)]
+enum Event {
+    #[zao(tag = 0)]
+    Chat(String),
+    #[zao(tag = 1)]
+    Hit { target: u32, amount: f32 },
+    #[zao(tag = 2)]
+    Tags(Vec<String>),
+    #[default]
+    #[zao(tag = 3)]
+    Idle,
+}
+
 /// Runs `f` and returns its result with (allocations, bytes allocated) on
 /// this thread. allocation-counter installs the counting global allocator
 /// (it needs `unsafe`, which our crates forbid).
@@ -130,6 +144,40 @@ fn decode_in_place_into_a_warmed_value_allocates_nothing() {
         assert_eq!(spawn, SpawnEntity::decode(&e).unwrap());
         assert_eq!(inventory, Inventory::decode(&i).unwrap());
         assert_eq!(input, PlayerInput::decode(&p).unwrap());
+    }
+    // A `Vec` of enums with strings: each element whose variant comes again
+    // decodes into its own fields and keeps its string's buffer.
+    let events: Vec<Event> = (0..64)
+        .map(|i| match i % 3 {
+            0 => Event::Chat(format!("message {i:<56}, warm")),
+            1 => Event::Hit {
+                target: i,
+                amount: 2.5,
+            },
+            _ => Event::Tags(vec!["a".repeat(i as usize % 7); 3]),
+        })
+        .collect();
+    let mut warm = events.clone();
+    for text in ["short", "a longer message, still shorter than the first"] {
+        let next: Vec<Event> = events
+            .iter()
+            .map(|e| match e {
+                Event::Chat(_) => Event::Chat(text.to_owned()),
+                Event::Hit { target, amount } => Event::Hit {
+                    target: target + 1,
+                    amount: -amount,
+                },
+                Event::Tags(tags) => {
+                    Event::Tags(tags.iter().map(|t| t.replace('a', "b")).collect())
+                }
+                Event::Idle => Event::Idle,
+            })
+            .collect();
+        let bytes = next.to_vec();
+        assert_no_alloc("Vec<Event> decode_in_place", || {
+            warm.decode_in_place(&bytes).unwrap();
+        });
+        assert_eq!(warm, next);
     }
     // Borrowed decode never allocates.
     let bytes = samples::spawn_entity().to_vec();
@@ -348,6 +396,17 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
         })
         .collect();
     run::<Vec<HashMap<u16, u64>>>(&maps, 16_000);
+    // Enums decoded in place keep their variant's buffers: charged too.
+    let events: Vec<Vec<u8>> = (0..4)
+        .map(|big| {
+            let e: Vec<Event> = slots(big, 6000)
+                .into_iter()
+                .map(|v| Event::Chat("x".repeat(v.len())))
+                .collect();
+            e.to_vec()
+        })
+        .collect();
+    run::<Vec<Event>>(&events, 10_000);
 }
 
 /// Whatever a decode allocates stays within its budget: seeded random

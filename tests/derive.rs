@@ -50,6 +50,61 @@ fn enums_write_their_explicit_tags() {
     assert_eq!(Command::MAX_SIZE, None, "a String is unbounded");
 }
 
+/// In place, a tag that matches the value's variant decodes into that
+/// variant's fields; any other tag replaces the value. Either way the result
+/// is what a fresh decode gives, and bad input is refused the same way.
+#[test]
+fn enums_decode_in_place_into_the_same_variant_or_a_new_one() {
+    let values = [
+        Command::Stop,
+        Command::Move { x: 3, y: -4 },
+        Command::Say("hello".into()),
+        Command::Say(String::new()),
+        Command::Move { x: -1, y: 7 },
+    ];
+    // Every value decoded over every other: same variant and new variant.
+    for old in &values {
+        for new in &values {
+            let mut value = Command::decode(&old.to_vec()).unwrap();
+            value.decode_in_place(&new.to_vec()).unwrap();
+            assert_eq!(&value, new, "{old:?} then {new:?}");
+        }
+    }
+    // The matching variant keeps its string's buffer.
+    let mut value = Command::Say(String::with_capacity(64));
+    value
+        .decode_in_place(&Command::Say("hi".into()).to_vec())
+        .unwrap();
+    let Command::Say(text) = &value else {
+        panic!("{value:?}")
+    };
+    assert_eq!((text.as_str(), text.capacity()), ("hi", 64));
+    // Bad input: an unknown tag, a truncated field, a bad string, trailing
+    // bytes; the errors of a fresh decode, and the value stays usable.
+    let mut bad_utf8 = Command::Say("ab".into()).to_vec();
+    *bad_utf8.last_mut().unwrap() = 0xff;
+    let mut trailing = Command::Move { x: 1, y: 2 }.to_vec();
+    trailing.push(0);
+    for input in [
+        &[7u8, 0, 0, 0, 0][..],
+        &[5, 1, 0, 0],
+        &[0xc8, 0x01, 5, b'a'],
+        &bad_utf8,
+        &trailing,
+    ] {
+        for old in &values {
+            let mut value = Command::decode(&old.to_vec()).unwrap();
+            assert_eq!(
+                value.decode_in_place(input),
+                Command::decode(input).map(|_| ()),
+                "{input:?} over {old:?}"
+            );
+            value.decode_in_place(&old.to_vec()).unwrap();
+            assert_eq!(&value, old);
+        }
+    }
+}
+
 #[derive(Debug, PartialEq, Encode, Decode)]
 enum Fixed {
     #[zao(tag = 1)]

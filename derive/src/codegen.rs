@@ -404,6 +404,26 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
         Shape::Struct(set) => decode_struct(input, set),
         Shape::Enum(variants) => {
             let small_tags = variants.iter().all(|v| v.tag < 0x80);
+            let plain_arms: Vec<_> = variants
+                .iter()
+                .map(|v| {
+                    let vident = &v.ident;
+                    let exprs: Vec<_> = v
+                        .fields
+                        .fields
+                        .iter()
+                        .map(|_| quote!(::zao::Decode::decode_from(__r)?))
+                        .collect();
+                    let built = v.fields.construct(&exprs);
+                    let tag = v.tag;
+                    if small_tags {
+                        let byte = tag as u8;
+                        quote!(#byte => ::core::result::Result::Ok(Self::#vident #built),)
+                    } else {
+                        quote!(#tag => ::core::result::Result::Ok(Self::#vident #built),)
+                    }
+                })
+                .collect();
             let arms = variants.iter().map(|v| {
                 let vident = &v.ident;
                 let tag = v.tag;
@@ -416,9 +436,9 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
                 let built = v.fields.construct(&exprs);
                 if small_tags {
                     let byte = tag as u8;
-                    quote!(#byte => ::core::result::Result::Ok(Self::#vident #built),)
+                    quote!(#byte => ::core::result::Result::Ok(::zao::__private::Then::then(__then, Self::#vident #built)),)
                 } else {
-                    quote!(#tag => ::core::result::Result::Ok(Self::#vident #built),)
+                    quote!(#tag => ::core::result::Result::Ok(::zao::__private::Then::then(__then, Self::#vident #built)),)
                 }
             });
             // Each variant's size on the wire: its tag, then its fields.
@@ -476,16 +496,76 @@ pub(crate) fn decode(input: &Input) -> syn::Result<TokenStream> {
                 quote!(__r.get_varint_u32()?)
             };
             let empty = variants.is_empty();
+            let with_data = variants.iter().any(|v| !v.fields.fields.is_empty());
+            // In place: a variant with data whose tag matches the value's
+            // own variant decodes into its fields (a `String` keeps its
+            // buffer); any other tag builds the new variant.
+            let reuse_arms = variants
+                .iter()
+                .filter(|v| !v.fields.fields.is_empty())
+                .map(|v| {
+                    let vident = &v.ident;
+                    let pattern = v.fields.pattern();
+                    let bindings = v.fields.fields.iter().map(|f| &f.binding);
+                    let tag = if small_tags {
+                        let byte = v.tag as u8;
+                        quote!(#byte)
+                    } else {
+                        let tag = v.tag;
+                        quote!(#tag)
+                    };
+                    quote! {
+                        (#tag, Self::#vident #pattern) => {
+                            #( ::zao::Decode::decode_in_place_from(#bindings, __r)?; )*
+                            ::core::result::Result::Ok(())
+                        }
+                    }
+                });
+            let in_place = if with_data {
+                quote! {
+                    #[inline(always)]
+                    fn decode_in_place_from(&mut self, __r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<(), ::zao::DecodeError> {
+                        match (#read_tag, self) {
+                            #(#reuse_arms)*
+                            (__tag, __this) => {
+                                *__this = match __tag {
+                                    #(#plain_arms)*
+                                    _ => ::core::result::Result::Err(::zao::DecodeError::InvalidTag),
+                                }?;
+                                ::core::result::Result::Ok(())
+                            }
+                        }
+                    }
+                }
+            } else {
+                quote!()
+            };
             let min = if empty { quote!(0usize) } else { min };
             let exact = if empty { quote!(false) } else { exact };
             quote! {
                 const MIN_SIZE: usize = #min;
                 const EXACT_SIZE: bool = #exact;
+                const BUILT_IN_ARMS: bool = #with_data;
+
+                #in_place
 
                 // Always inlined, as encode is: a decode that stays a call
                 // passes its result through memory.
                 #[inline(always)]
                 fn decode_from(__r: &mut ::zao::Reader<'__de>) -> ::core::result::Result<Self, ::zao::DecodeError> {
+                    match #read_tag {
+                        #(#plain_arms)*
+                        _ => ::core::result::Result::Err(::zao::DecodeError::InvalidTag),
+                    }
+                }
+
+                // Each arm hands its value on where it is built (see
+                // `Decode::decode_then`).
+                #[inline(always)]
+                fn decode_then<__F: ::zao::__private::Then<Self>>(
+                    __r: &mut ::zao::Reader<'__de>,
+                    __then: __F,
+                ) -> ::core::result::Result<__F::Output, ::zao::DecodeError> {
                     match #read_tag {
                         #(#arms)*
                         _ => ::core::result::Result::Err(::zao::DecodeError::InvalidTag),

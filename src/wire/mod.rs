@@ -22,6 +22,9 @@ mod varint;
 mod writer;
 
 pub use decode::Decode;
+/// For derived enums' `Decode::decode_then`.
+#[doc(hidden)]
+pub use decode::Then;
 pub use encode::Encode;
 pub use error::{DecodeError, EncodeError};
 pub use lanes::{Lane, Lanes, lane_at, set_lane};
