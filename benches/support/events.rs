@@ -120,7 +120,7 @@ impl Rng {
             .map(|_| match self.next() % 20 {
                 0 => WIDE[self.range(0, 5) as usize],
                 1..=3 => ' ',
-                n => char::from(b'a' + (n as u8 * 7 + self.next() as u8) % 26),
+                n => char::from(b'a' + (n as u8 * 7).wrapping_add(self.next() as u8) % 26),
             })
             .collect()
     }
