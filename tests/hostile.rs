@@ -807,6 +807,41 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     assert_eq!(vec, [1]);
     assert_eq!(var(2, 2).encode_to_vec(&mut vec), 2);
     assert_eq!(vec, [1, 0xee, 0xee]);
+    // A type whose size is a walk (a Vec of values of varying size) is
+    // appended with no size pass, so there is no promise to hold it to: it
+    // writes what `encode` writes into a slice, as a slice has no promise
+    // either. A fixed-size part that breaks its window still refuses the
+    // whole value.
+    let liars = vec![var(1, 3), var(0, 2)];
+    let mut slice = [0u8; 16];
+    assert_eq!(liars.encode(&mut slice), Ok(6));
+    vec.truncate(1);
+    assert_eq!(liars.encode_to_vec(&mut vec), 6);
+    assert_eq!(vec[1..], slice[..6]);
+    assert_eq!(liars.to_vec(), slice[..6]);
+    let windows = vec![FixedLiarRun {
+        head: fixed(3),
+        tail: 7,
+        name: String::from("x"),
+    }];
+    assert!(windows.encode(&mut slice).is_err());
+    vec.truncate(1);
+    assert_eq!(windows.encode_to_vec(&mut vec), 0);
+    assert_eq!(vec, [1]);
+    assert!(windows.to_vec().is_empty());
+}
+
+/// A fixed-size liar at the head of a run of fixed-size fields (one window),
+/// then a field of varying size.
+#[derive(Encode)]
+struct FixedLiarRun {
+    head: Liar<true>,
+    tail: u16,
+    name: String,
+}
+
+impl zao::Schema for Liar<true> {
+    const SHAPE: zao::wire::schema::Shape = zao::wire::schema::Shape::Bytes;
 }
 
 /// A lying field ahead of a run of fixed-size fields, which the derive

@@ -561,3 +561,108 @@ fn fixed_size_runs_of_every_length_round_trip() {
         );
     }
 }
+
+/// An event with data, as a log or a chat history holds them.
+#[derive(Clone, Debug, PartialEq, Encode, Decode)]
+enum Event {
+    #[zao(tag = 0)]
+    Say { from: u32, text: String },
+    #[zao(tag = 1)]
+    Hit(u32, f32),
+    #[zao(tag = 2)]
+    Tags(Vec<String>),
+    #[zao(tag = 3)]
+    Tick,
+    #[zao(tag = 300)]
+    Far(u64),
+}
+
+/// A unit enum with a tag past one varint byte.
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+enum Wide {
+    Near = 1,
+    Far = 200,
+}
+
+#[derive(Clone, Debug, PartialEq, Encode, Decode)]
+struct Log {
+    start: u64,
+    events: Vec<Event>,
+    wide: Vec<Wide>,
+    note: Option<String>,
+}
+
+/// A type whose size is a walk over values of varying size (`LEN_WALKS`)
+/// is appended by the growable forms with no size pass, the buffer growing
+/// as it is written: from empty to hundreds of KiB, after a prefix, into a
+/// `Vec`, a `BytesMut` and a message frame, every form writes what the slice
+/// path writes, and the value decodes back.
+#[test]
+fn values_whose_size_is_a_walk_grow_the_buffer_and_write_the_slice_path() {
+    const { assert!(<Vec<Event> as Encode>::LEN_WALKS) };
+    const { assert!(<Log as Encode>::LEN_WALKS) };
+    const { assert!(<Option<Vec<String>> as Encode>::LEN_WALKS) };
+    const { assert!(<(u8, Vec<Vec<u8>>) as Encode>::LEN_WALKS) };
+    const { assert!(!<Vec<u32> as Encode>::LEN_WALKS) };
+    const { assert!(!<String as Encode>::LEN_WALKS) };
+    const { assert!(<Event as Encode>::LEN_WALKS) };
+    const { assert!(!<Wide as Encode>::LEN_WALKS) };
+    const { assert!(!<zao_messages::SpawnEntity as Encode>::LEN_WALKS) };
+    let mut rng = Rng::new(2026);
+    for count in [0usize, 1, 2, 7, 40, 300, 3_000, 20_000] {
+        let events: Vec<Event> = (0..count)
+            .map(|_| match rng.below(5) {
+                0 => Event::Say {
+                    from: rng.u32(),
+                    text: {
+                        let len = rng.below(200);
+                        rng.string(len)
+                    },
+                },
+                1 => Event::Hit(rng.u32(), rng.f32_finite()),
+                2 => Event::Tags(
+                    (0..rng.below(4))
+                        .map(|_| {
+                            let len = rng.below(20);
+                            rng.string(len)
+                        })
+                        .collect(),
+                ),
+                3 => Event::Tick,
+                _ => Event::Far(rng.u64()),
+            })
+            .collect();
+        let log = Log {
+            start: rng.u64(),
+            wide: (0..count % 50)
+                .map(|_| if rng.bool() { Wide::Near } else { Wide::Far })
+                .collect(),
+            events,
+            note: rng.bool().then(|| rng.string(300)),
+        };
+        let mut want = vec![0u8; log.encoded_len()];
+        assert_eq!(log.encode(&mut want), Ok(want.len()), "count {count}");
+        let fresh = log.to_vec();
+        assert_eq!(fresh, want, "count {count}");
+        assert!(fresh.capacity() <= want.len() + want.len() / 4 + 2048);
+        assert_eq!(Log::decode(&fresh).unwrap(), log, "count {count}");
+        let mut vec = vec![5u8; 3];
+        assert_eq!(log.encode_to_vec(&mut vec), want.len(), "count {count}");
+        assert_eq!(vec[..3], [5, 5, 5]);
+        assert_eq!(vec[3..], want[..], "count {count}");
+        let mut bytes = bytes::BytesMut::new();
+        bytes.extend_from_slice(&[6]);
+        assert_eq!(log.encode_to_bytes(&mut bytes), want.len(), "count {count}");
+        assert_eq!(bytes[1..], want[..], "count {count}");
+        let events = log.events.clone();
+        let mut frame = bytes::BytesMut::new();
+        let framed = zao::encode_message_to(&Events(events), &mut frame);
+        assert_eq!(framed, frame.len());
+        assert_eq!(frame[0], 9);
+        assert_eq!(frame[1..], log.events.to_vec()[..], "count {count}");
+    }
+}
+
+#[derive(Encode, Decode, zao::Message)]
+#[zao(id = 9)]
+struct Events(Vec<Event>);

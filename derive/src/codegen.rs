@@ -50,6 +50,22 @@ fn fixed_size(f: &Field) -> TokenStream {
     }
 }
 
+/// `Encode::LEN_WALKS` of a set of fields: whether any field's size is a
+/// walk over values of varying size. A field whose type names the type being
+/// derived is (the type nests in itself), and its constant would refer to
+/// itself.
+fn len_walks<'a>(fields: impl IntoIterator<Item = &'a Field>) -> TokenStream {
+    let walks = fields.into_iter().map(|f| {
+        let ty = &f.ty;
+        if f.recursive {
+            quote!(true)
+        } else {
+            quote!(<#ty as ::zao::Encode>::LEN_WALKS)
+        }
+    });
+    quote!(false #( || #walks )*)
+}
+
 /// Writes the fields in order. Each run of consecutive fixed-size fields
 /// goes through one [`window`] of the run's constant size, taken with one
 /// bounds check; inside it the compiler drops the per-field checks
@@ -141,6 +157,7 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
             let max = variants
                 .iter()
                 .map(|v| variant_size(v.tag, &v.fields.fields, quote!(MAX_SIZE)));
+            let walks = len_walks(variants.iter().flat_map(|v| &v.fields.fields));
             let (len_arms, encode_arms): (Vec<_>, Vec<_>) = variants
                 .iter()
                 .map(|v| {
@@ -161,6 +178,26 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     )
                 })
                 .unzip();
+            // Variants without fields: the tag is a value of the match and
+            // one write follows it, so the compiler makes the match a lookup
+            // or arithmetic, not a jump to a write per variant (a jump
+            // table's target is mispredicted whenever the variants mix).
+            let encode_arms = if variants.iter().all(|v| v.fields.fields.is_empty()) {
+                let arms = variants.iter().map(|v| {
+                    let vident = &v.ident;
+                    let pattern = v.fields.pattern();
+                    let tag = v.tag;
+                    quote!(Self::#vident #pattern => #tag,)
+                });
+                let put = if variants.iter().all(|v| v.tag < 0x80) {
+                    quote!(__w.put_u8(__tag as u8))
+                } else {
+                    quote!(__w.put_varint(__tag as u64))
+                };
+                vec![quote!(__tag => { let __tag: u32 = match __tag { #(#arms)* }; #put; })]
+            } else {
+                encode_arms
+            };
             quote! {
                 const FIXED_SIZE: ::core::option::Option<usize> = #fixed;
                 const MAX_SIZE: ::core::option::Option<usize> = {
@@ -168,6 +205,7 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     #(let __size = ::zao::__private::size::max(__size, #max);)*
                     __size
                 };
+                const LEN_WALKS: bool = #walks;
 
                 #[inline]
                 fn encoded_len(&self) -> usize {
@@ -203,6 +241,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     let fields = &set.fields;
     let fixed = sum_const(fields, quote!(FIXED_SIZE));
     let max = sum_const(fields, quote!(MAX_SIZE));
+    let walks = len_walks(fields);
     let len = fields_len(fields, self_access);
     let enc = fields_encode(fields, self_access);
     if input.attrs.tolerant {
@@ -215,6 +254,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 ::core::option::Option::Some(__body) => ::core::option::Option::Some(::zao::varint_len(__body as u64) + __body),
                 ::core::option::Option::None => ::core::option::Option::None,
             };
+            const LEN_WALKS: bool = #walks;
 
             #[inline]
             fn encoded_len(&self) -> usize {
@@ -295,6 +335,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
     quote! {
         const FIXED_SIZE: ::core::option::Option<usize> = #fixed;
         const MAX_SIZE: ::core::option::Option<usize> = #max;
+        const LEN_WALKS: bool = #walks;
 
         #[inline]
         fn encoded_len(&self) -> usize {

@@ -5,13 +5,19 @@ use bytes::BytesMut;
 use super::sink::Appender;
 use super::{EncodeError, Sink, Writer};
 
+/// The first capacity `to_vec` gives a value whose size it does not compute
+/// first ([`Encode::LEN_WALKS`]).
+const GROWING_START: usize = 1024;
+
 /// A value that writes itself into a buffer the caller owns.
 ///
 /// Every type knows its exact [`encoded_len`](Self::encoded_len) before it
 /// writes, so [`encode`](Self::encode) checks capacity once and then writes
 /// without further failure, and the growable forms
 /// ([`encode_to_vec`](Self::encode_to_vec), [`encode_to_bytes`](Self::encode_to_bytes),
-/// [`to_vec`](Self::to_vec)) reserve once and append without zero-filling.
+/// [`to_vec`](Self::to_vec)) reserve once and append without zero-filling
+/// (or, where the size is itself a walk over values of varying size, grow
+/// the buffer as they append instead of walking twice).
 /// Most types derive this trait; see the crate docs for the attributes.
 ///
 /// Implementing it by hand means writing [`encoded_len`](Self::encoded_len)
@@ -23,6 +29,13 @@ pub trait Encode {
     const FIXED_SIZE: Option<usize> = None;
     /// The largest encoded size of any value of the type, when it is bounded.
     const MAX_SIZE: Option<usize> = Self::FIXED_SIZE;
+    /// Whether [`encoded_len`](Self::encoded_len) walks a collection of
+    /// values of varying size one by one (a `Vec` of strings or of enums):
+    /// the growable forms then append without a size pass first, growing
+    /// the buffer as they go, since that pass would cost about as much as
+    /// the encode. `false` for any type whose size takes a few steps.
+    #[doc(hidden)]
+    const LEN_WALKS: bool = false;
 
     /// Exact number of bytes [`encode`](Self::encode) will write.
     fn encoded_len(&self) -> usize;
@@ -49,9 +62,15 @@ pub trait Encode {
     /// Appends the encoding to `vec` and returns the bytes written. It
     /// reserves [`encoded_len`](Self::encoded_len) once (growing only when
     /// the spare capacity is too small: clear and reuse one `Vec` to encode
-    /// without allocating) and appends without zero-filling first.
+    /// without allocating) and appends without zero-filling first. A value
+    /// whose size is a walk over values of varying size (a `Vec` of strings
+    /// or of enums with data) is appended with no size pass, `vec` growing
+    /// as the writes need.
     #[inline(always)]
     fn encode_to_vec(&self, vec: &mut Vec<u8>) -> usize {
+        if Self::LEN_WALKS {
+            return Appender::<Vec<u8>, true>::append_growing(vec, self);
+        }
         let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
         vec.reserve(len);
         Appender::<Vec<u8>>::append(vec, self, len)
@@ -59,9 +78,14 @@ pub trait Encode {
 
     /// Appends the encoding to a `BytesMut`, the transport's buffer type:
     /// encode once, `freeze`, and hand clones of the `Bytes` to every peer.
-    /// Reserves once, never zero-fills. Returns the bytes written.
+    /// Reserves once (or grows as it appends, as
+    /// [`encode_to_vec`](Self::encode_to_vec) does), never zero-fills.
+    /// Returns the bytes written.
     #[inline(always)]
     fn encode_to_bytes(&self, buf: &mut BytesMut) -> usize {
+        if Self::LEN_WALKS {
+            return Appender::<BytesMut, true>::append_growing(buf, self);
+        }
         let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
         buf.reserve(len);
         Appender::<BytesMut>::append(buf, self, len)
@@ -73,9 +97,21 @@ pub trait Encode {
     /// beyond it, so that a short slice at the end of the encoding (a name,
     /// a tag) is copied inline as everywhere else, not by a call to `memcpy`
     /// (an exact-size buffer never has room for the inline copy's zeroed
-    /// chunk at its end).
+    /// chunk at its end). A value whose size is a walk over values of
+    /// varying size is written with no size pass: the `Vec` starts at 1 KiB
+    /// and grows as it is written, and keeps at most a quarter of the
+    /// encoding (and 1 KiB) of spare capacity.
     #[inline(always)]
     fn to_vec(&self) -> Vec<u8> {
+        if Self::LEN_WALKS {
+            let mut vec = Vec::with_capacity(GROWING_START);
+            let len = Appender::<Vec<u8>, true>::append_growing(&mut vec, self);
+            // Growth doubles: give back what is far beyond the encoding.
+            if vec.capacity() - len > len / 4 + GROWING_START {
+                vec.shrink_to(len + super::writer::INLINE_COPY + 1);
+            }
+            return vec;
+        }
         let (len, slack) = match Self::FIXED_SIZE {
             Some(len) => (len, 0),
             // More room than `INLINE_COPY`, as `Appender::put_slice` asks.

@@ -52,11 +52,15 @@ pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, Enco
 
 /// Appends `id (varint) + body` to `buf` and returns the bytes written: the
 /// transport's send path. The message's size is computed once, `buf`
-/// reserves it once, and the bytes are appended without zero-filling the
+/// reserves it once (a message whose size is a walk over values of varying
+/// size skips that pass and grows `buf` as it is written), and the bytes are appended without zero-filling the
 /// buffer first (with a reused `BytesMut`: no allocation while its spare
 /// capacity lasts). `split().freeze()` then gives the `Bytes` to send.
 #[inline]
 pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
+    if M::LEN_WALKS {
+        return Appender::<BytesMut, true>::append_growing(buf, &Framed(msg));
+    }
     let len = message_len(msg);
     buf.reserve(len);
     Appender::<BytesMut>::append(buf, &Framed(msg), len)
@@ -66,6 +70,8 @@ pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
 struct Framed<'m, M>(&'m M);
 
 impl<M: Message> Encode for Framed<'_, M> {
+    const LEN_WALKS: bool = M::LEN_WALKS;
+
     #[inline(always)]
     fn encoded_len(&self) -> usize {
         message_len(self.0)

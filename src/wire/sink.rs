@@ -215,20 +215,27 @@ pub trait Sink {
 /// zero-filling it first (`#![forbid(unsafe_code)]` rules out writing into
 /// uninitialized memory any other way).
 ///
-/// It never grows the buffer: a write past the reservation (a hand-written
-/// impl writing more than its `encoded_len`) is refused, and the caller drops
-/// the whole encoding. No growth path means no call that takes the buffer by
-/// reference, so the compiler keeps its pointer, length and capacity in
-/// registers for the whole encode (a growth call anywhere pinned them to
-/// memory: every write stored and reloaded the length, and the caller's
-/// first read of the finished `Vec` stalled on store forwarding). A
+/// With `GROW` false it never grows the buffer: a write past the
+/// reservation (a hand-written impl writing more than its `encoded_len`) is
+/// refused, and the caller drops the whole encoding. No growth path means no
+/// call that takes the buffer by reference, so the compiler keeps its
+/// pointer, length and capacity in registers for the whole encode (a growth
+/// call anywhere pinned them to memory: every write stored and reloaded the
+/// length, and the caller's first read of the finished `Vec` stalled on
+/// store forwarding). With `GROW` true (a type whose size is a walk,
+/// [`Encode::LEN_WALKS`](super::Encode::LEN_WALKS), appended with no size
+/// pass) a write that does not fit grows the buffer by [`grown`], out of
+/// line and by value, which keeps the buffer in registers just as well; the
+/// exact-size appender has no such path at all, because even a cold call at
+/// every write changed the code of small encodes (SpawnEntity encode-fresh
+/// 3–25 % slower). A
 /// fixed-size window is the buffer itself after one check that the window
 /// fits: no zeroed bytes to overwrite (zeroing right after the allocation
 /// lets the compiler turn `malloc` + `memset` into `calloc`, off the
 /// allocator's fast path) and no stack copy (which stalls on store
 /// forwarding too).
 #[derive(Debug)]
-pub(crate) struct Appender<'a, B> {
+pub(crate) struct Appender<'a, B, const GROW: bool = false> {
     buf: &'a mut B,
     /// Where the window ends (for the whole encoding: where it must end).
     end: usize,
@@ -239,14 +246,14 @@ pub(crate) struct Appender<'a, B> {
 
 macro_rules! appender {
     ($($buf:ty),*) => {$(
-        impl<'a> Appender<'a, $buf> {
+        impl<'a> Appender<'a, $buf, false> {
             /// Encodes `value` at the end of `buf`, which has room for
             /// `len` more bytes; returns the bytes written, or 0 (and
             /// nothing written) if `value` did not write exactly `len`.
             #[inline(always)]
             pub(crate) fn append<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T, len: usize) -> usize {
                 let start = buf.len();
-                let mut sink = Appender {
+                let mut sink = Appender::<$buf, false> {
                     end: start.saturating_add(len),
                     buf,
                     overflow: false,
@@ -261,14 +268,41 @@ macro_rules! appender {
             }
         }
 
-        impl Appender<'_, $buf> {
+        impl<'a> Appender<'a, $buf, true> {
+            /// Encodes `value` at the end of `buf`, growing it as the writes
+            /// need: no size pass first (for a type whose size is itself a
+            /// walk over its values, [`Encode::LEN_WALKS`](super::Encode::LEN_WALKS)).
+            /// Returns the bytes written, or 0 (and nothing written) if a
+            /// fixed-size part did not write exactly its size.
+            #[inline(always)]
+            pub(crate) fn append_growing<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T) -> usize {
+                let start = buf.len();
+                let mut sink = Appender::<$buf, true> {
+                    end: usize::MAX,
+                    buf,
+                    overflow: false,
+                    in_run: false,
+                };
+                value.encode_to(&mut sink);
+                if sink.overflow {
+                    sink.buf.truncate(start);
+                    return 0;
+                }
+                sink.buf.len() - start
+            }
+        }
+
+        impl<const GROW: bool> Appender<'_, $buf, GROW> {
             /// Appends `src`; a short one with no branch on its length if
             /// `branch_free`.
             #[inline(always)]
             fn append_slice(&mut self, src: &[u8], branch_free: bool) {
+                if GROW && src.len() > self.buf.capacity() - self.buf.len() {
+                    *self.buf = grown(core::mem::take(self.buf), src.len());
+                }
                 let start = self.buf.len();
                 let room = self.buf.capacity() - start;
-                if self.overflow || src.len() > room {
+                if (!GROW && self.overflow) || src.len() > room {
                     self.overflow = true;
                 } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
                     // Every append here is of a size checked above, so the
@@ -295,8 +329,8 @@ macro_rules! appender {
             }
         }
 
-        impl Sink for Appender<'_, $buf> {
-            type Window<'w> = Appender<'w, $buf> where Self: 'w;
+        impl<const GROW: bool> Sink for Appender<'_, $buf, GROW> {
+            type Window<'w> = Appender<'w, $buf, GROW> where Self: 'w;
 
             /// Short slices (labels, small runs) are copied inline, not by
             /// a call to `memcpy` with its own branches on the length (a
@@ -329,7 +363,10 @@ macro_rules! appender {
             #[inline(always)]
             fn put_array<const N: usize>(&mut self, src: [u8; N]) {
                 // A constant size: `extend_from_slice` becomes one move.
-                if !self.overflow && N <= self.buf.capacity() - self.buf.len() {
+                if GROW && N > self.buf.capacity() - self.buf.len() {
+                    *self.buf = grown(core::mem::take(self.buf), N);
+                }
+                if (GROW || !self.overflow) && N <= self.buf.capacity() - self.buf.len() {
                     self.buf.extend_from_slice(&src);
                 } else {
                     self.overflow = true;
@@ -342,10 +379,13 @@ macro_rules! appender {
                     self.put_u8(value as u8);
                 } else if value < 0x4000 {
                     self.put_array([value as u8 | 0x80, (value >> 7) as u8]);
-                } else if !self.overflow && varint_len(value) <= self.buf.capacity() - self.buf.len() {
+                } else if GROW
+                    || (!self.overflow && varint_len(value) <= self.buf.capacity() - self.buf.len())
+                {
                     // Out of line and by value: a call that took the buffer
                     // by reference would pin it to memory for the whole
-                    // encode (see the type's docs).
+                    // encode (see the type's docs). `extend` grows it as
+                    // needed when the appender may grow.
                     *self.buf = append_long_varint(core::mem::take(self.buf), value);
                 } else {
                     self.overflow = true;
@@ -356,7 +396,10 @@ macro_rules! appender {
             /// the path where it does, the checks of the writes into it
             /// follow from this one and fold.
             #[inline(always)]
-            fn window(&mut self, size: usize) -> Appender<'_, $buf> {
+            fn window(&mut self, size: usize) -> Appender<'_, $buf, GROW> {
+                if GROW && size > self.buf.capacity() - self.buf.len() {
+                    *self.buf = grown(core::mem::take(self.buf), size);
+                }
                 let start = self.buf.len();
                 let overflow = size > self.buf.capacity() - start;
                 Appender {
@@ -390,6 +433,9 @@ macro_rules! appender {
                 write: impl FnMut(&mut super::Writer<'_>, I::Item),
             ) -> bool {
                 let total = count.saturating_mul(size);
+                if GROW && total > self.buf.capacity() - self.buf.len() {
+                    *self.buf = grown(core::mem::take(self.buf), total);
+                }
                 let start = self.buf.len();
                 if total > self.buf.capacity() - start {
                     self.overflow = true;
@@ -406,6 +452,33 @@ macro_rules! appender {
 }
 
 appender!(Vec<u8>, BytesMut);
+
+/// A buffer that can take `more` bytes: grown by value and out of line, so
+/// that no call takes the buffer by reference (see [`Appender`]).
+#[cold]
+#[inline(never)]
+fn grown<B: Reserve>(mut buf: B, more: usize) -> B {
+    // Room for the inline copy's zeroed chunk after the write too.
+    buf.reserve_more(more.saturating_add(INLINE_COPY + 1));
+    buf
+}
+
+/// `reserve` of the buffers an [`Appender`] writes to.
+trait Reserve {
+    fn reserve_more(&mut self, more: usize);
+}
+
+impl Reserve for Vec<u8> {
+    fn reserve_more(&mut self, more: usize) {
+        self.reserve(more);
+    }
+}
+
+impl Reserve for BytesMut {
+    fn reserve_more(&mut self, more: usize) {
+        self.reserve(more);
+    }
+}
 
 /// Appends a varint of three bytes or more; see `Appender::put_varint`.
 #[cold]

@@ -276,6 +276,8 @@ fn table_size<K, V>(count: usize) -> Result<usize, DecodeError> {
 }
 
 impl<K: Encode, V: Encode, S> Encode for HashMap<K, V, S> {
+    const LEN_WALKS: bool = K::FIXED_SIZE.is_none() || V::FIXED_SIZE.is_none();
+
     #[inline(always)]
     fn encoded_len(&self) -> usize {
         entries_len(self.len(), self.iter())
@@ -347,6 +349,8 @@ impl<K: Schema, V: Schema, S> Schema for HashMap<K, V, S> {
 }
 
 impl<K: Encode, V: Encode> Encode for BTreeMap<K, V> {
+    const LEN_WALKS: bool = K::FIXED_SIZE.is_none() || V::FIXED_SIZE.is_none();
+
     #[inline(always)]
     fn encoded_len(&self) -> usize {
         entries_len(self.len(), self.iter())

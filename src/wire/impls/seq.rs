@@ -7,6 +7,7 @@ use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, size, varin
 impl<T: Encode + ?Sized> Encode for &T {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
+    const LEN_WALKS: bool = T::LEN_WALKS;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -25,6 +26,8 @@ impl<T: Schema + ?Sized> Schema for &T {
 
 /// A count, then the elements; a run of blittable elements is one copy.
 impl<T: Encode> Encode for [T] {
+    const LEN_WALKS: bool = T::FIXED_SIZE.is_none();
+
     #[inline(always)]
     fn encoded_len(&self) -> usize {
         varint_len(self.len() as u64) + T::slice_encoded_len(self)
@@ -43,6 +46,8 @@ impl<T: Schema> Schema for [T] {
 }
 
 impl<T: Encode> Encode for Vec<T> {
+    const LEN_WALKS: bool = T::FIXED_SIZE.is_none();
+
     #[inline(always)]
     fn encoded_len(&self) -> usize {
         self.as_slice().encoded_len()
@@ -94,6 +99,7 @@ impl<T: Schema> Schema for Vec<T> {
 impl<T: Encode, const N: usize> Encode for [T; N] {
     const FIXED_SIZE: Option<usize> = size::mul(T::FIXED_SIZE, N);
     const MAX_SIZE: Option<usize> = size::mul(T::MAX_SIZE, N);
+    const LEN_WALKS: bool = T::FIXED_SIZE.is_none() && N > 0;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -134,6 +140,7 @@ impl<T: Schema, const N: usize> Schema for [T; N] {
 /// A tag byte, `0x00` for `None`, `0x01` then the value for `Some`.
 impl<T: Encode> Encode for Option<T> {
     const MAX_SIZE: Option<usize> = size::add(Some(1), T::MAX_SIZE);
+    const LEN_WALKS: bool = T::LEN_WALKS;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -239,6 +246,7 @@ impl<T: Schema> Schema for Option<T> {
 impl<T: Encode + ?Sized> Encode for Box<T> {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
+    const LEN_WALKS: bool = T::LEN_WALKS;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -292,6 +300,7 @@ macro_rules! tuple {
                 $(let total = size::add(total, $name::MAX_SIZE);)+
                 total
             };
+            const LEN_WALKS: bool = false $(|| $name::LEN_WALKS)+;
 
             #[inline(always)]
             fn encoded_len(&self) -> usize {
