@@ -125,6 +125,18 @@ fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> To
     quote!(#(#stmts)*)
 }
 
+/// A variant's one-byte tag as a field bound to `__tag` (a `&u8`).
+fn tag_field() -> Field {
+    Field {
+        member: syn::Member::Named(quote::format_ident!("__tag")),
+        name: String::new(),
+        ty: syn::parse_quote!(u8),
+        binding: quote::format_ident!("__tag"),
+        recursive: false,
+        self_free: None,
+    }
+}
+
 fn self_access(f: &Field) -> TokenStream {
     let member = &f.member;
     quote!(&self.#member)
@@ -165,14 +177,20 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     let pattern = v.fields.pattern();
                     let tag = v.tag;
                     let len = fields_len(&v.fields.fields, binding_access);
-                    let enc = fields_encode(&v.fields.fields, binding_access);
                     (
                         quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,),
                         if tag < 0x80 {
-                            // A one-byte varint is the byte itself.
+                            // A one-byte varint is the byte itself, written
+                            // as a leading `u8` field: it joins the window of
+                            // the fixed-size fields after it, one check for
+                            // the tag and those fields together.
                             let byte = tag as u8;
-                            quote!(Self::#vident #pattern => { __w.put_u8(#byte); #enc })
+                            let mut fields = vec![tag_field()];
+                            fields.extend(v.fields.fields.iter().cloned());
+                            let enc = fields_encode(&fields, binding_access);
+                            quote!(Self::#vident #pattern => { let __tag: &u8 = &#byte; #enc })
                         } else {
+                            let enc = fields_encode(&v.fields.fields, binding_access);
                             quote!(Self::#vident #pattern => { __w.put_varint(#tag as u64); #enc })
                         },
                     )

@@ -8,6 +8,7 @@ use syn::{Data, DeriveInput, Fields, Ident, Member, Result, Type};
 use crate::attr::{ContainerAttrs, variant_tag};
 
 /// One field of a struct or variant.
+#[derive(Clone)]
 pub(crate) struct Field {
     /// `self.<member>` for structs.
     pub(crate) member: Member,
