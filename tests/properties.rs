@@ -424,12 +424,14 @@ fn long_runs_are_copied_whole() {
 /// the standard library calls their bytes UTF-8, at every length around the
 /// ASCII and short-string paths (16 bytes): every string of one and two
 /// bytes, and random ones of 3 to 40 bytes drawn from ASCII, continuation,
-/// lead and invalid bytes.
+/// lead and invalid bytes; long strings (SIMD validation from 64 bytes) of
+/// valid text up to 300 bytes, whole and with one byte broken anywhere, so
+/// an error in any 64-byte block or in the tail is caught.
 #[test]
 fn strings_are_valid_exactly_when_std_says_so() {
     fn check(bytes: &[u8]) {
-        let mut wire = vec![bytes.len() as u8];
-        wire.extend_from_slice(bytes);
+        // A byte string's encoding is a string's: the length, the bytes.
+        let wire = Encode::to_vec(bytes);
         let ours = <&str>::decode(&wire);
         let owned = String::decode(&wire);
         let mut in_place = String::from("kept capacity, other text");
@@ -479,6 +481,22 @@ fn strings_are_valid_exactly_when_std_says_so() {
         for cut in 0..=text.len() {
             check(&text.as_bytes()[..cut]);
         }
+    }
+    for _ in 0..20_000 {
+        let len = 17 + rng.below(284);
+        let mut text = String::new();
+        while text.len() < len {
+            text.push(if rng.below(4) == 0 {
+                char::from_u32(rng.below(0x11_0000) as u32 >> (4 * rng.below(3))).unwrap_or('é')
+            } else {
+                char::from(b'a' + rng.below(26) as u8)
+            });
+        }
+        check(text.as_bytes());
+        let mut broken = text.into_bytes();
+        let at = rng.below(broken.len());
+        broken[at] = PICK[2 + rng.below(PICK.len() - 2)];
+        check(&broken);
     }
 }
 
