@@ -57,7 +57,7 @@ fn ascii(bytes: &[u8]) -> Option<&str> {
 /// 64-byte blocks with SIMD (AVX2, SSE4.2 or NEON, chosen at run time) and
 /// hands shorter input to the standard library: text that is not all ASCII
 /// validates several times faster than the standard library's byte loop
-/// (see [`long_string`]). Every path gives the same answer.
+/// (see `long_string`). Every path gives the same answer.
 ///
 /// # Errors
 /// [`DecodeError::InvalidUtf8`] if `bytes` is not UTF-8.
