@@ -684,3 +684,67 @@ fn values_whose_size_is_a_walk_grow_the_buffer_and_write_the_slice_path() {
 #[derive(Encode, Decode, zao::Message)]
 #[zao(id = 9)]
 struct Events(Vec<Event>);
+
+/// A `Vec` of blittable values writes its count and its memory image
+/// behind one check when the count takes one byte: at every count around
+/// that edge (127, 128) and around the inline copy (16 bytes), alone and
+/// inside a run of `Vec`s, into a slice of every size up to what it needs
+/// and into growable buffers, it writes the count's varint and each element
+/// as the element alone writes it, and a short slice is refused.
+#[test]
+fn blittable_vecs_write_their_count_and_image() {
+    fn reference<T: Encode>(items: &[T]) -> Vec<u8> {
+        let mut out = (items.len() as u64).to_vec_varint();
+        for item in items {
+            out.extend_from_slice(&item.to_vec());
+        }
+        out
+    }
+    trait Varint {
+        fn to_vec_varint(self) -> Vec<u8>;
+    }
+    impl Varint for u64 {
+        fn to_vec_varint(mut self) -> Vec<u8> {
+            let mut out = Vec::new();
+            loop {
+                let byte = (self & 0x7f) as u8;
+                self >>= 7;
+                if self == 0 {
+                    out.push(byte);
+                    return out;
+                }
+                out.push(byte | 0x80);
+            }
+        }
+    }
+    fn check<T: Encode + Clone>(items: Vec<T>) {
+        let want = reference(&items);
+        assert_eq!(items.to_vec(), want, "count {}", items.len());
+        for size in [want.len(), want.len() + 1, want.len() + 40] {
+            let mut buf = vec![0u8; size];
+            assert_eq!(items.encode(&mut buf), Ok(want.len()));
+            assert_eq!(buf[..want.len()], want[..]);
+        }
+        if !want.is_empty() {
+            let mut short = vec![0u8; want.len() - 1];
+            assert!(items.encode(&mut short).is_err(), "count {}", items.len());
+        }
+        // In a run: each inner Vec after the outer count.
+        let nested = vec![items.clone(), Vec::new(), items];
+        let mut want_run = vec![3u8];
+        for inner in &nested {
+            want_run.extend_from_slice(&reference(inner));
+        }
+        assert_eq!(nested.to_vec(), want_run);
+        let mut buf = vec![0u8; want_run.len()];
+        assert_eq!(nested.encode(&mut buf), Ok(want_run.len()));
+        assert_eq!(buf, want_run);
+    }
+    let mut rng = Rng::new(128);
+    for count in (0..=20).chain(120..=136).chain([300, 1024]) {
+        check((0..count).map(|_| rng.u32()).collect::<Vec<u32>>());
+        check((0..count).map(|_| rng.u8()).collect::<Vec<u8>>());
+        check((0..count).map(|_| rng.bool()).collect::<Vec<bool>>());
+        check((0..count).map(|_| rng.vec3(true)).collect::<Vec<_>>());
+    }
+}

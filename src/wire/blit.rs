@@ -23,15 +23,18 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut
     w.put_slice(items.as_bytes());
 }
 
-/// Writes the memory image of a run whose length varies from value to value
-/// (a `Vec`'s elements; `Encode::encode_run`): short runs are copied with no
-/// branch on their length ([`Sink::put_varying`]). On a big-endian target it
-/// is the type's own `encode_slice`, so callers need no check of their own.
+/// Writes the count and the memory image of a run whose length varies from
+/// value to value (a `Vec`; `Encode::encode_run`), behind one check where
+/// the count takes one byte ([`Sink::put_counted`]); short runs are copied
+/// with no branch on their length ([`Sink::put_varying`]). On a big-endian
+/// target it is the count and the type's own `encode_slice`, so callers need
+/// no check of their own.
 #[inline(always)]
 pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
     if cfg!(target_endian = "little") {
-        w.put_varying(items.as_bytes());
+        w.put_counted(items.len(), items.as_bytes());
     } else {
+        w.put_len(items.len());
         T::encode_slice(items, w);
     }
 }

@@ -146,17 +146,20 @@ pub trait Encode {
         }
     }
 
-    /// Writes a run of values whose count is known only at run time: the
-    /// elements of a `Vec` or a slice, after their count. The same bytes as
-    /// [`encode_slice`](Self::encode_slice), which it calls unless a
-    /// blittable type copies the run without branching on its length (arrays
-    /// keep `encode_slice`: their length is a constant).
+    /// Writes a run of values whose count is known only at run time, count
+    /// first: a `Vec` or a slice. The same bytes as the count's varint then
+    /// [`encode_slice`](Self::encode_slice), which is what it writes unless a
+    /// blittable type writes the count and its memory image behind one
+    /// check ([`Sink::put_counted`]), the image copied without branching on
+    /// its length when short (arrays keep `encode_slice`: their length is a
+    /// constant and has no count).
     #[doc(hidden)]
     #[inline(always)]
     fn encode_run<W: Sink>(items: &[Self], w: &mut W)
     where
         Self: Sized,
     {
+        w.put_len(items.len());
         Self::encode_slice(items, w);
     }
 

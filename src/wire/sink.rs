@@ -144,7 +144,17 @@ pub trait Sink {
     /// sink can check room for both at once.
     #[inline(always)]
     fn put_prefixed(&mut self, src: &[u8]) {
-        self.put_len(src.len());
+        self.put_counted(src.len(), src);
+    }
+
+    /// Writes `count` (a varint), then `src`: a `Vec` of blittable values,
+    /// its count and its memory image. The same bytes as
+    /// [`put_len`](Self::put_len) then [`put_varying`](Self::put_varying),
+    /// which is what it does unless a sink can check room for both at once.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn put_counted(&mut self, count: usize, src: &[u8]) {
+        self.put_len(count);
         self.put_varying(src);
     }
 

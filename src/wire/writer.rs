@@ -300,21 +300,22 @@ impl<'a> Sink for Writer<'a> {
         core::mem::replace(&mut self.in_run, in_run)
     }
 
-    /// A short slice (under 128 bytes: a one-byte length) behind one check
-    /// for the length and the bytes together.
+    /// A count under 128 (a one-byte varint) behind one check for the count
+    /// and the bytes together: a short string's length and its bytes, a
+    /// `Vec` of blittable values' count and their memory image.
     #[inline(always)]
-    fn put_prefixed(&mut self, src: &[u8]) {
+    fn put_counted(&mut self, count: usize, src: &[u8]) {
         let n = src.len();
-        if n >= 0x80 {
-            self.put_len(n);
-            self.put_slice(src);
+        if count >= 0x80 {
+            self.put_len(count);
+            self.put_varying(src);
             return;
         }
         if self.in_run
             && n <= INLINE_COPY
             && let Some([len, window @ ..]) = self.rest.first_chunk_mut::<{ INLINE_COPY + 1 }>()
         {
-            *len = n as u8;
+            *len = count as u8;
             copy_short(window, src);
             self.rest = core::mem::take(&mut self.rest)
                 .get_mut(n + 1..)
@@ -324,7 +325,7 @@ impl<'a> Sink for Writer<'a> {
         let left = self.rest.len();
         match core::mem::take(&mut self.rest).split_at_mut_checked(n + 1) {
             Some(([len, body @ ..], tail)) => {
-                *len = n as u8;
+                *len = count as u8;
                 copy_bytes(body, src);
                 self.rest = tail;
             }

@@ -35,7 +35,6 @@ impl<T: Encode> Encode for [T] {
 
     #[inline(always)]
     fn encode_to<W: Sink>(&self, w: &mut W) {
-        w.put_len(self.len());
         T::encode_run(self, w);
     }
 }
