@@ -50,6 +50,29 @@ fn enums_write_their_explicit_tags() {
     assert_eq!(Command::MAX_SIZE, None, "a String is unbounded");
 }
 
+/// An enum whose variants carry no data writes its tag alone, however the
+/// variants are spelled (unit, empty tuple, empty braces) and whether a tag
+/// takes one varint byte or two.
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+enum Mode {
+    #[zao(tag = 0)]
+    Idle,
+    #[zao(tag = 3)]
+    Walk(),
+    #[zao(tag = 300)]
+    Fly {},
+}
+
+#[test]
+fn enums_without_data_write_their_tag_alone() {
+    assert_eq!(Mode::Idle.to_vec(), [0]);
+    assert_eq!(Mode::Walk().to_vec(), [3]);
+    assert_eq!(Mode::Fly {}.to_vec(), [0xac, 0x02]);
+    let all = vec![Mode::Fly {}, Mode::Idle, Mode::Walk(), Mode::Idle];
+    assert_eq!(all.to_vec(), [4, 0xac, 0x02, 0, 3, 0]);
+    assert_eq!(Vec::<Mode>::decode(&all.to_vec()), Ok(all));
+}
+
 /// In place, a tag that matches the value's variant decodes into that
 /// variant's fields; any other tag replaces the value. Either way the result
 /// is what a fresh decode gives, and bad input is refused the same way.

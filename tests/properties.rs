@@ -662,7 +662,10 @@ fn values_whose_size_is_a_walk_grow_the_buffer_and_write_the_slice_path() {
         assert_eq!(log.encode(&mut want), Ok(want.len()), "count {count}");
         let fresh = log.to_vec();
         assert_eq!(fresh, want, "count {count}");
-        assert!(fresh.capacity() <= want.len() + want.len() / 4 + 2048);
+        assert!(
+            fresh.capacity() - fresh.len() <= want.len() / 4 + 1024,
+            "count {count}"
+        );
         assert_eq!(Log::decode(&fresh).unwrap(), log, "count {count}");
         let mut vec = vec![5u8; 3];
         assert_eq!(log.encode_to_vec(&mut vec), want.len(), "count {count}");
@@ -688,34 +691,18 @@ struct Events(Vec<Event>);
 /// A `Vec` of blittable values writes its count and its memory image
 /// behind one check when the count takes one byte: at every count around
 /// that edge (127, 128) and around the inline copy (16 bytes), alone and
-/// inside a run of `Vec`s, into a slice of every size up to what it needs
-/// and into growable buffers, it writes the count's varint and each element
-/// as the element alone writes it, and a short slice is refused.
+/// inside a run of `Vec`s, into a slice of its size or larger and into a
+/// growable buffer, it writes the count's varint and each element as the
+/// element alone writes it, and a slice one byte short is refused.
 #[test]
 fn blittable_vecs_write_their_count_and_image() {
+    /// The count's varint (a `usize` is one), then each element alone.
     fn reference<T: Encode>(items: &[T]) -> Vec<u8> {
-        let mut out = (items.len() as u64).to_vec_varint();
+        let mut out = items.len().to_vec();
         for item in items {
             out.extend_from_slice(&item.to_vec());
         }
         out
-    }
-    trait Varint {
-        fn to_vec_varint(self) -> Vec<u8>;
-    }
-    impl Varint for u64 {
-        fn to_vec_varint(mut self) -> Vec<u8> {
-            let mut out = Vec::new();
-            loop {
-                let byte = (self & 0x7f) as u8;
-                self >>= 7;
-                if self == 0 {
-                    out.push(byte);
-                    return out;
-                }
-                out.push(byte | 0x80);
-            }
-        }
     }
     fn check<T: Encode + Clone>(items: Vec<T>) {
         let want = reference(&items);

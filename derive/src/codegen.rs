@@ -170,52 +170,56 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                 .iter()
                 .map(|v| variant_size(v.tag, &v.fields.fields, quote!(MAX_SIZE)));
             let walks = len_walks(variants.iter().flat_map(|v| &v.fields.fields));
-            let (len_arms, encode_arms): (Vec<_>, Vec<_>) = variants
-                .iter()
-                .map(|v| {
-                    let vident = &v.ident;
-                    let pattern = v.fields.pattern();
-                    let tag = v.tag;
-                    let len = fields_len(&v.fields.fields, binding_access);
-                    (
-                        quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,),
+            let len_arms = variants.iter().map(|v| {
+                let vident = &v.ident;
+                let pattern = v.fields.pattern();
+                let tag = v.tag;
+                let len = fields_len(&v.fields.fields, binding_access);
+                quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,)
+            });
+            let encode_arms: Vec<TokenStream> =
+                if variants.iter().all(|v| v.fields.fields.is_empty()) {
+                    // Variants without fields: the tag is a value of the
+                    // match and one write follows it, so the compiler makes
+                    // the match a lookup or arithmetic, not a jump to a write
+                    // per variant (a jump table's target is mispredicted
+                    // whenever the variants mix).
+                    let tags = variants.iter().map(|v| {
+                        let vident = &v.ident;
+                        let pattern = v.fields.pattern();
+                        let tag = v.tag;
+                        quote!(Self::#vident #pattern => #tag,)
+                    });
+                    let put = if variants.iter().all(|v| v.tag < 0x80) {
+                        quote!(__w.put_u8(__tag as u8))
+                    } else {
+                        quote!(__w.put_varint(__tag as u64))
+                    };
+                    vec![quote!(__value => { let __tag: u32 = match __value { #(#tags)* }; #put; })]
+                } else {
+                    variants
+                    .iter()
+                    .map(|v| {
+                        let vident = &v.ident;
+                        let pattern = v.fields.pattern();
+                        let tag = v.tag;
                         if tag < 0x80 {
-                            // A one-byte varint is the byte itself, written
-                            // as a leading `u8` field: it joins the window of
-                            // the fixed-size fields after it, one check for
-                            // the tag and those fields together.
-                            let byte = tag as u8;
+                            // A one-byte varint is the byte itself,
+                            // written as a leading `u8` field: it joins
+                            // the window of the fixed-size fields after
+                            // it, one check for the tag and those fields.
                             let mut fields = vec![tag_field()];
                             fields.extend(v.fields.fields.iter().cloned());
                             let enc = fields_encode(&fields, binding_access);
+                            let byte = tag as u8;
                             quote!(Self::#vident #pattern => { let __tag: &u8 = &#byte; #enc })
                         } else {
                             let enc = fields_encode(&v.fields.fields, binding_access);
                             quote!(Self::#vident #pattern => { __w.put_varint(#tag as u64); #enc })
-                        },
-                    )
-                })
-                .unzip();
-            // Variants without fields: the tag is a value of the match and
-            // one write follows it, so the compiler makes the match a lookup
-            // or arithmetic, not a jump to a write per variant (a jump
-            // table's target is mispredicted whenever the variants mix).
-            let encode_arms = if variants.iter().all(|v| v.fields.fields.is_empty()) {
-                let arms = variants.iter().map(|v| {
-                    let vident = &v.ident;
-                    let pattern = v.fields.pattern();
-                    let tag = v.tag;
-                    quote!(Self::#vident #pattern => #tag,)
-                });
-                let put = if variants.iter().all(|v| v.tag < 0x80) {
-                    quote!(__w.put_u8(__tag as u8))
-                } else {
-                    quote!(__w.put_varint(__tag as u64))
+                        }
+                    })
+                    .collect()
                 };
-                vec![quote!(__tag => { let __tag: u32 = match __tag { #(#arms)* }; #put; })]
-            } else {
-                encode_arms
-            };
             quote! {
                 const FIXED_SIZE: ::core::option::Option<usize> = #fixed;
                 const MAX_SIZE: ::core::option::Option<usize> = {

@@ -68,12 +68,7 @@ pub trait Encode {
     /// as the writes need.
     #[inline(always)]
     fn encode_to_vec(&self, vec: &mut Vec<u8>) -> usize {
-        if Self::LEN_WALKS {
-            return Appender::<Vec<u8>, true>::append_growing(vec, self);
-        }
-        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
-        vec.reserve(len);
-        Appender::<Vec<u8>>::append(vec, self, len)
+        Appender::<Vec<u8>>::encode(vec, self)
     }
 
     /// Appends the encoding to a `BytesMut`, the transport's buffer type:
@@ -83,12 +78,7 @@ pub trait Encode {
     /// Returns the bytes written.
     #[inline(always)]
     fn encode_to_bytes(&self, buf: &mut BytesMut) -> usize {
-        if Self::LEN_WALKS {
-            return Appender::<BytesMut, true>::append_growing(buf, self);
-        }
-        let len = Self::FIXED_SIZE.unwrap_or_else(|| self.encoded_len());
-        buf.reserve(len);
-        Appender::<BytesMut>::append(buf, self, len)
+        Appender::<BytesMut>::encode(buf, self)
     }
 
     /// The encoding in a new `Vec`, for when no buffer is at hand: one

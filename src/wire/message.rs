@@ -2,7 +2,6 @@
 
 use bytes::BytesMut;
 
-use super::sink::Appender;
 use super::{Decode, DecodeError, Encode, EncodeError, Reader, Schema, Sink, Writer, varint_len};
 
 /// A type that travels as a message: it has a stable id and a schema
@@ -58,12 +57,8 @@ pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, Enco
 /// capacity lasts). `split().freeze()` then gives the `Bytes` to send.
 #[inline]
 pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
-    if M::LEN_WALKS {
-        return Appender::<BytesMut, true>::append_growing(buf, &Framed(msg));
-    }
-    let len = message_len(msg);
-    buf.reserve(len);
-    Appender::<BytesMut>::append(buf, &Framed(msg), len)
+    // `Framed`'s size is `message_len`.
+    Framed(msg).encode_to_bytes(buf)
 }
 
 /// A message as it goes on the wire: the id, then the body.

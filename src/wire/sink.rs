@@ -234,7 +234,7 @@ pub trait Sink {
 /// length, and the caller's first read of the finished `Vec` stalled on
 /// store forwarding). With `GROW` true (a type whose size is a walk,
 /// [`Encode::LEN_WALKS`](super::Encode::LEN_WALKS), appended with no size
-/// pass) a write that does not fit grows the buffer by [`grown`], out of
+/// pass) a write that does not fit grows the buffer by `grown`, out of
 /// line and by value, which keeps the buffer in registers just as well; the
 /// exact-size appender has no such path at all, because even a cold call at
 /// every write changed the code of small encodes (SpawnEntity encode-fresh
@@ -257,6 +257,21 @@ pub(crate) struct Appender<'a, B, const GROW: bool = false> {
 macro_rules! appender {
     ($($buf:ty),*) => {$(
         impl<'a> Appender<'a, $buf, false> {
+            /// Encodes `value` at the end of `buf` and returns the bytes
+            /// written: `encode_to_vec` and `encode_to_bytes`. Reserves the
+            /// value's size and appends it, or, for a type whose size is a
+            /// walk ([`Encode::LEN_WALKS`](super::Encode::LEN_WALKS)),
+            /// appends with no size pass and grows `buf` as it goes.
+            #[inline(always)]
+            pub(crate) fn encode<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T) -> usize {
+                if T::LEN_WALKS {
+                    return Appender::<$buf, true>::append_growing(buf, value);
+                }
+                let len = T::FIXED_SIZE.unwrap_or_else(|| value.encoded_len());
+                buf.reserve(len);
+                Self::append(buf, value, len)
+            }
+
             /// Encodes `value` at the end of `buf`, which has room for
             /// `len` more bytes; returns the bytes written, or 0 (and
             /// nothing written) if `value` did not write exactly `len`.
@@ -300,16 +315,34 @@ macro_rules! appender {
                 }
                 sink.buf.len() - start
             }
+
+            /// `buf` with room for `more` bytes, and for the inline copy's
+            /// zeroed chunk after them: grown by value and out of line, so
+            /// that no call takes the buffer by reference (see [`Appender`]).
+            #[cold]
+            #[inline(never)]
+            fn grown(mut buf: $buf, more: usize) -> $buf {
+                buf.reserve(more.saturating_add(INLINE_COPY + 1));
+                buf
+            }
         }
 
         impl<const GROW: bool> Appender<'_, $buf, GROW> {
+            /// Where the appender grows, makes room for a write of `size`
+            /// bytes; the write's own check that it fits follows, and on the
+            /// path that did not grow the compiler folds it into this one.
+            #[inline(always)]
+            fn make_room(&mut self, size: usize) {
+                if GROW && size > self.buf.capacity() - self.buf.len() {
+                    *self.buf = Appender::<$buf, true>::grown(core::mem::take(self.buf), size);
+                }
+            }
+
             /// Appends `src`; a short one with no branch on its length if
             /// `branch_free`.
             #[inline(always)]
             fn append_slice(&mut self, src: &[u8], branch_free: bool) {
-                if GROW && src.len() > self.buf.capacity() - self.buf.len() {
-                    *self.buf = grown(core::mem::take(self.buf), src.len());
-                }
+                self.make_room(src.len());
                 let start = self.buf.len();
                 let room = self.buf.capacity() - start;
                 if (!GROW && self.overflow) || src.len() > room {
@@ -373,9 +406,7 @@ macro_rules! appender {
             #[inline(always)]
             fn put_array<const N: usize>(&mut self, src: [u8; N]) {
                 // A constant size: `extend_from_slice` becomes one move.
-                if GROW && N > self.buf.capacity() - self.buf.len() {
-                    *self.buf = grown(core::mem::take(self.buf), N);
-                }
+                self.make_room(N);
                 if (GROW || !self.overflow) && N <= self.buf.capacity() - self.buf.len() {
                     self.buf.extend_from_slice(&src);
                 } else {
@@ -407,9 +438,7 @@ macro_rules! appender {
             /// follow from this one and fold.
             #[inline(always)]
             fn window(&mut self, size: usize) -> Appender<'_, $buf, GROW> {
-                if GROW && size > self.buf.capacity() - self.buf.len() {
-                    *self.buf = grown(core::mem::take(self.buf), size);
-                }
+                self.make_room(size);
                 let start = self.buf.len();
                 let overflow = size > self.buf.capacity() - start;
                 Appender {
@@ -443,9 +472,7 @@ macro_rules! appender {
                 write: impl FnMut(&mut super::Writer<'_>, I::Item),
             ) -> bool {
                 let total = count.saturating_mul(size);
-                if GROW && total > self.buf.capacity() - self.buf.len() {
-                    *self.buf = grown(core::mem::take(self.buf), total);
-                }
+                self.make_room(total);
                 let start = self.buf.len();
                 if total > self.buf.capacity() - start {
                     self.overflow = true;
@@ -462,33 +489,6 @@ macro_rules! appender {
 }
 
 appender!(Vec<u8>, BytesMut);
-
-/// A buffer that can take `more` bytes: grown by value and out of line, so
-/// that no call takes the buffer by reference (see [`Appender`]).
-#[cold]
-#[inline(never)]
-fn grown<B: Reserve>(mut buf: B, more: usize) -> B {
-    // Room for the inline copy's zeroed chunk after the write too.
-    buf.reserve_more(more.saturating_add(INLINE_COPY + 1));
-    buf
-}
-
-/// `reserve` of the buffers an [`Appender`] writes to.
-trait Reserve {
-    fn reserve_more(&mut self, more: usize);
-}
-
-impl Reserve for Vec<u8> {
-    fn reserve_more(&mut self, more: usize) {
-        self.reserve(more);
-    }
-}
-
-impl Reserve for BytesMut {
-    fn reserve_more(&mut self, more: usize) {
-        self.reserve(more);
-    }
-}
 
 /// Appends a varint of three bytes or more; see `Appender::put_varint`.
 #[cold]

@@ -45,7 +45,7 @@ impl<T: Schema> Schema for [T] {
 }
 
 impl<T: Encode> Encode for Vec<T> {
-    const LEN_WALKS: bool = T::FIXED_SIZE.is_none();
+    const LEN_WALKS: bool = <[T] as Encode>::LEN_WALKS;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
