@@ -116,6 +116,12 @@ fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> To
                         ::zao::Sink::is_filled(&__win)
                     };
                     ::zao::Sink::close_window(__w, __filled);
+                    // A refused window refuses every write after it: leave
+                    // now, so the refusal is a jump rather than a flag
+                    // carried to the end of the encode.
+                    if !__filled {
+                        return;
+                    }
                 }
             } else {
                 ::zao::Encode::encode_to(#field, __w);
