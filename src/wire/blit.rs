@@ -32,7 +32,9 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut
 #[inline(always)]
 pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
     if cfg!(target_endian = "little") {
-        w.put_counted(items.len(), items.as_bytes());
+        // Values wider than half the short copy take it only one at a time.
+        let wide = size_of::<T>() > super::writer::INLINE_COPY / 2;
+        w.put_counted(items.len(), items.as_bytes(), wide);
     } else {
         w.put_len(items.len());
         T::encode_slice(items, w);
