@@ -151,17 +151,13 @@ pub trait Sink {
     /// its count and its memory image. The same bytes as
     /// [`put_len`](Self::put_len) then [`put_varying`](Self::put_varying),
     /// which is what it does unless a sink can check room for both at once.
-    /// `wide`: the values are too wide for two of them to take a short copy,
-    /// so `src` is copied whole with no check of its length first.
+    /// `wide`: the values are too wide for two of them to take a short
+    /// copy, a hint that a sink may skip checking for one.
     #[doc(hidden)]
     #[inline(always)]
-    fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
+    fn put_counted(&mut self, count: usize, src: &[u8], _wide: bool) {
         self.put_len(count);
-        if wide {
-            self.put_slice(src);
-        } else {
-            self.put_varying(src);
-        }
+        self.put_varying(src);
     }
 
     /// Writes a little-endian `u16`.
@@ -407,23 +403,6 @@ macro_rules! appender {
             #[inline(always)]
             fn mark_run(&mut self, in_run: bool) -> bool {
                 core::mem::replace(&mut self.in_run, in_run)
-            }
-
-            /// A `wide` run: its image is one copy, with no check for a
-            /// short copy first (only a single value could take one).
-            #[inline(always)]
-            fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
-                self.put_len(count);
-                if !wide {
-                    self.put_varying(src);
-                    return;
-                }
-                self.make_room(src.len());
-                if (!GROW && self.overflow) || src.len() > self.buf.capacity() - self.buf.len() {
-                    self.overflow = true;
-                } else {
-                    self.buf.extend_from_slice(src);
-                }
             }
 
             #[inline(always)]

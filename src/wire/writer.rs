@@ -316,13 +316,11 @@ impl<'a> Sink for Writer<'a> {
             // Laid out of line: behind a count of 128 or more come at least
             // 128 bytes to copy, which dwarf a taken jump; a short count
             // falls through.
+            // (A wide run this long is too long for `put_varying`'s short
+            // copy.)
             core::hint::cold_path();
             self.put_len(count);
-            if wide {
-                self.put_slice(src);
-            } else {
-                self.put_varying(src);
-            }
+            self.put_varying(src);
             return;
         }
         if !wide
