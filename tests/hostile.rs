@@ -800,13 +800,22 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     assert_eq!(w.position(), 2);
     assert_eq!(w.encode(&9u16), Ok(2));
     assert_eq!(&buf[..4], &[7, 0, 9, 0]);
-    // The growable forms write exactly the promise or nothing.
+    // The growable forms reserve the promise and never grow for it: a value
+    // that writes past the room is refused whole, and so is a fixed-size
+    // value that breaks its window. Within the room they take what the impl
+    // writes, as a slice does.
     let mut vec = vec![1u8];
-    assert_eq!(var(2, 5).encode_to_vec(&mut vec), 0);
+    assert_eq!(var(2, 4096).encode_to_vec(&mut vec), 0);
     assert_eq!(fixed(3).encode_to_vec(&mut vec), 0);
+    assert_eq!(fixed(1).encode_to_vec(&mut vec), 0);
     assert_eq!(vec, [1]);
+    assert!(var(2, 4096).to_vec().is_empty());
+    assert!(fixed(3).to_vec().is_empty());
     assert_eq!(var(2, 2).encode_to_vec(&mut vec), 2);
     assert_eq!(vec, [1, 0xee, 0xee]);
+    assert_eq!(var(4, 1).encode_to_vec(&mut vec), 1);
+    assert_eq!(vec, [1, 0xee, 0xee, 0xee]);
+    assert_eq!(var(4, 1).to_vec(), [0xee]);
     // A type whose size is a walk (a Vec of values of varying size) is
     // appended with no size pass, so there is no promise to hold it to: it
     // writes what `encode` writes into a slice, as a slice has no promise
@@ -859,26 +868,36 @@ impl zao::Schema for Liar<false> {
 
 #[test]
 fn a_window_past_the_reservation_refuses_the_whole_value() {
-    // The head writes 3 bytes where it promised none, so the 6-byte window
-    // after it no longer fits what was reserved for the value (6 bytes):
-    // the window refuses, and so does the whole encode, leaving the buffer
-    // as it was. (Whether the window wrote before refusing cannot be seen
-    // from safe code; the up-front check is there for speed.)
-    let value = LiarFirst {
-        head: Liar {
-            promised: 0,
-            wrote: 3,
-        },
+    // The head promises no bytes and writes all but 5 of the buffer's room,
+    // so the 6-byte window after it no longer fits: the window refuses, and
+    // so does the whole encode, leaving the buffer as it was. (Whether the
+    // window wrote before refusing cannot be seen from safe code; the
+    // up-front check is there for speed.) The room is what the buffer has
+    // past its end: the 6 bytes promised are reserved, and a buffer with
+    // that much spare capacity is not grown.
+    let liar = |wrote| LiarFirst {
+        head: Liar { promised: 0, wrote },
         a: 7,
         b: 9,
     };
-    let mut vec = vec![1u8, 2];
-    assert_eq!(value.encode_to_vec(&mut vec), 0);
+    let mut vec = Vec::with_capacity(16);
+    vec.extend_from_slice(&[1u8, 2]);
+    let room = vec.capacity() - vec.len();
+    assert_eq!(liar(room - 5).encode_to_vec(&mut vec), 0);
     assert_eq!(vec, [1, 2]);
-    assert!(value.to_vec().is_empty());
-    let mut bytes = bytes::BytesMut::from(&[5u8][..]);
-    assert_eq!(value.encode_to_bytes(&mut bytes), 0);
+    let mut bytes = bytes::BytesMut::with_capacity(16);
+    bytes.extend_from_slice(&[5u8]);
+    let room = bytes.capacity() - bytes.len();
+    assert_eq!(liar(room - 5).encode_to_bytes(&mut bytes), 0);
     assert_eq!(&bytes[..], [5]);
+    // `to_vec` allocates the 6 bytes and 17 for a short copy's zeroed chunk.
+    assert!(liar(18).to_vec().is_empty());
+    // One byte less and the window fits: within the room, the encoding is
+    // what the value wrote, as in a slice.
+    assert_eq!(liar(17).to_vec().len(), 23);
+    let mut slice = [0u8; 23];
+    assert_eq!(liar(17).encode(&mut slice), Ok(23));
+    assert_eq!(liar(17).to_vec(), slice);
     // An honest head: the same window fits and is written.
     let honest = LiarFirst {
         head: Liar {

@@ -227,9 +227,11 @@ pub trait Sink {
 /// zero-filling it first (`#![forbid(unsafe_code)]` rules out writing into
 /// uninitialized memory any other way).
 ///
-/// With `GROW` false it never grows the buffer: a write past the
-/// reservation (a hand-written impl writing more than its `encoded_len`) is
-/// refused, and the caller drops the whole encoding. No growth path means no
+/// With `GROW` false it never grows the buffer: a write past its capacity
+/// (a hand-written impl writing more than the `encoded_len` reserved) is
+/// refused, and the caller drops the whole encoding; what the value writes
+/// within the room is its encoding, as in a slice (no check that it wrote
+/// exactly its `encoded_len`). No growth path means no
 /// call that takes the buffer by reference, so the compiler keeps its
 /// pointer, length and capacity in registers for the whole encode (a growth
 /// call anywhere pinned them to memory: every write stored and reloaded the
@@ -245,7 +247,8 @@ pub trait Sink {
 /// fits: no zeroed bytes to overwrite (zeroing right after the allocation
 /// lets the compiler turn `malloc` + `memset` into `calloc`, off the
 /// allocator's fast path) and no stack copy (which stalls on store
-/// forwarding too).
+/// forwarding too). A write that is refused is laid out of line
+/// (`cold_path`), so every write that fits falls through.
 #[derive(Debug)]
 pub(crate) struct Appender<'a, B, const GROW: bool = false> {
     buf: &'a mut B,
@@ -275,8 +278,15 @@ macro_rules! appender {
             }
 
             /// Encodes `value` at the end of `buf`, which has room for
-            /// `len` more bytes; returns the bytes written, or 0 (and
-            /// nothing written) if `value` did not write exactly `len`.
+            /// `len` more bytes (its size); returns the bytes written, or 0
+            /// (and nothing written) if `value` wrote past the room `buf`
+            /// has or broke a fixed-size window.
+            ///
+            /// No check that `value` wrote exactly `len`: a slice holds no
+            /// value to its `encoded_len` either, and the check kept the
+            /// size in a register across the allocation and every write
+            /// (`WorldSnapshot(32)` `to_vec` 1.06 -> 0.99× wincode's, with
+            /// the out-of-line refusals and the wide run below).
             #[inline(always)]
             pub(crate) fn append<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T, len: usize) -> usize {
                 let start = buf.len();
@@ -286,12 +296,26 @@ macro_rules! appender {
                     overflow: false,
                     in_run: false,
                 };
-                value.encode_to(&mut sink);
-                if sink.overflow || sink.buf.len() != sink.end {
+                match T::FIXED_SIZE {
+                    // A fixed-size value writes through a window of exactly
+                    // its size, as in `Writer::encode`: it is refused if it
+                    // breaks it.
+                    Some(size) => {
+                        let filled = {
+                            let mut window = sink.window(size);
+                            value.encode_to(&mut window);
+                            window.is_filled()
+                        };
+                        sink.close_window(filled);
+                    }
+                    None => value.encode_to(&mut sink),
+                }
+                if sink.overflow {
+                    core::hint::cold_path();
                     sink.buf.truncate(start);
                     return 0;
                 }
-                len
+                sink.buf.len() - start
             }
         }
 
@@ -312,6 +336,7 @@ macro_rules! appender {
                 };
                 value.encode_to(&mut sink);
                 if sink.overflow {
+                    core::hint::cold_path();
                     sink.buf.truncate(start);
                     return 0;
                 }
@@ -348,6 +373,7 @@ macro_rules! appender {
                 let start = self.buf.len();
                 let room = self.buf.capacity() - start;
                 if (!GROW && self.overflow) || src.len() > room {
+                    core::hint::cold_path();
                     self.overflow = true;
                 } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
                     // Every append here is of a size checked above, so the
@@ -405,6 +431,25 @@ macro_rules! appender {
                 core::mem::replace(&mut self.in_run, in_run)
             }
 
+            /// A `wide` run is one copy, with no check for a short copy
+            /// first (only a single value could take one): one room check
+            /// and one `extend_from_slice`.
+            #[inline(always)]
+            fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
+                self.put_len(count);
+                if !wide {
+                    self.put_varying(src);
+                    return;
+                }
+                self.make_room(src.len());
+                if (!GROW && self.overflow) || src.len() > self.buf.capacity() - self.buf.len() {
+                    core::hint::cold_path();
+                    self.overflow = true;
+                } else {
+                    self.buf.extend_from_slice(src);
+                }
+            }
+
             #[inline(always)]
             fn put_array<const N: usize>(&mut self, src: [u8; N]) {
                 // A constant size: `extend_from_slice` becomes one move.
@@ -412,6 +457,7 @@ macro_rules! appender {
                 if (GROW || !self.overflow) && N <= self.buf.capacity() - self.buf.len() {
                     self.buf.extend_from_slice(&src);
                 } else {
+                    core::hint::cold_path();
                     self.overflow = true;
                 }
             }
@@ -431,6 +477,7 @@ macro_rules! appender {
                     // needed when the appender may grow.
                     *self.buf = append_long_varint(core::mem::take(self.buf), value);
                 } else {
+                    core::hint::cold_path();
                     self.overflow = true;
                 }
             }
@@ -477,6 +524,7 @@ macro_rules! appender {
                 self.make_room(total);
                 let start = self.buf.len();
                 if total > self.buf.capacity() - start {
+                    core::hint::cold_path();
                     self.overflow = true;
                     return false;
                 }
