@@ -702,3 +702,151 @@ fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
     bad[at] = 2;
     assert_eq!(Mover::decode(&bad), Err(DecodeError::InvalidTag));
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+enum Mood {
+    #[zao(tag = 0)]
+    Calm,
+    #[zao(tag = 7)]
+    Angry,
+    #[zao(tag = 127)]
+    Asleep,
+}
+
+/// Small fields side by side (the derive writes such runs as one store of
+/// their words), signed ones negative, then a string after the window.
+#[derive(Clone, Debug, PartialEq, Encode, Decode)]
+struct SmallFields {
+    a: i8,
+    b: i16,
+    c: bool,
+    d: Mood,
+    e: u8,
+    f: i32,
+    g: u16,
+    h: f32,
+    i: u64,
+    name: String,
+}
+
+/// Groups at the window's end, where a store cannot spill past the fields.
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+struct TightEnd {
+    a: u64,
+    b: u16,
+    c: i8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+struct ShortWindow {
+    a: u8,
+    b: i16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
+struct NineBytes {
+    a: u32,
+    b: u16,
+    c: i16,
+    d: u8,
+}
+
+/// Every form of the encode of `value`, checked against `fields`: the
+/// fields' own encodings one after the other.
+fn same_bytes_everywhere<T>(value: &T, fields: &[Vec<u8>])
+where
+    T: Encode + for<'de> Decode<'de> + PartialEq + std::fmt::Debug,
+{
+    let expected: Vec<u8> = fields.concat();
+    assert_eq!(value.to_vec(), expected, "{value:?}");
+    let mut exact = vec![0u8; expected.len()];
+    assert_eq!(value.encode(&mut exact), Ok(expected.len()));
+    assert_eq!(exact, expected);
+    let mut roomy = vec![0xaa; expected.len() + 16];
+    assert_eq!(value.encode(&mut roomy), Ok(expected.len()));
+    assert_eq!(roomy[..expected.len()], expected);
+    let mut vec = vec![9u8, 9];
+    assert_eq!(value.encode_to_vec(&mut vec), expected.len());
+    assert_eq!(vec[2..], expected);
+    let mut bytes = bytes::BytesMut::new();
+    assert_eq!(value.encode_to_bytes(&mut bytes), expected.len());
+    assert_eq!(&bytes[..], expected);
+    assert_eq!(T::decode(&expected).as_ref(), Ok(value));
+}
+
+#[test]
+fn small_fields_side_by_side_encode_as_each_alone() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..200 {
+        let r = next();
+        let small = SmallFields {
+            a: r as i8,
+            b: (r >> 8) as i16,
+            c: r & 1 == 1,
+            d: [Mood::Calm, Mood::Angry, Mood::Asleep][(r % 3) as usize],
+            e: (r >> 16) as u8,
+            f: (r >> 24) as i32,
+            g: (r >> 40) as u16,
+            h: f32::from_bits((r >> 20) as u32),
+            i: next(),
+            name: "x".repeat(round % 20),
+        };
+        let s = &small;
+        same_bytes_everywhere(
+            s,
+            &[
+                s.a.to_vec(),
+                s.b.to_vec(),
+                s.c.to_vec(),
+                s.d.to_vec(),
+                s.e.to_vec(),
+                s.f.to_vec(),
+                s.g.to_vec(),
+                s.h.to_vec(),
+                s.i.to_vec(),
+                s.name.to_vec(),
+            ],
+        );
+        let r = next();
+        let tight = TightEnd {
+            a: next(),
+            b: r as u16,
+            c: (r >> 16) as i8,
+        };
+        same_bytes_everywhere(
+            &tight,
+            &[tight.a.to_vec(), tight.b.to_vec(), tight.c.to_vec()],
+        );
+        let short = ShortWindow {
+            a: r as u8,
+            b: (r >> 8) as i16,
+        };
+        same_bytes_everywhere(&short, &[short.a.to_vec(), short.b.to_vec()]);
+        let nine = NineBytes {
+            a: r as u32,
+            b: (r >> 32) as u16,
+            c: (r >> 48) as i16,
+            d: (r >> 56) as u8,
+        };
+        same_bytes_everywhere(
+            &nine,
+            &[
+                nine.a.to_vec(),
+                nine.b.to_vec(),
+                nine.c.to_vec(),
+                nine.d.to_vec(),
+            ],
+        );
+        // In a run: each element through a window of its own.
+        let run = vec![nine; round % 5];
+        let mut fields = vec![run.len().to_vec()];
+        fields.extend(run.iter().map(Encode::to_vec));
+        same_bytes_everywhere(&run, &fields);
+    }
+}
