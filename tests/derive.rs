@@ -6,6 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+mod common;
+
+use common::Rng;
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use zao::{Decode, DecodeError, Encode, Message, Schema};
 use zao_messages::{
@@ -771,30 +774,24 @@ where
     let mut bytes = bytes::BytesMut::new();
     assert_eq!(value.encode_to_bytes(&mut bytes), expected.len());
     assert_eq!(&bytes[..], expected);
-    assert_eq!(T::decode(&expected).as_ref(), Ok(value));
+    // Compared as bytes: a NaN is not equal to itself.
+    assert_eq!(T::decode(&expected).map(|back| back.to_vec()), Ok(expected));
 }
 
 #[test]
 fn small_fields_side_by_side_encode_as_each_alone() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = Rng::new(10);
     for round in 0..200 {
-        let r = next();
         let small = SmallFields {
-            a: r as i8,
-            b: (r >> 8) as i16,
-            c: r & 1 == 1,
-            d: [Mood::Calm, Mood::Angry, Mood::Asleep][(r % 3) as usize],
-            e: (r >> 16) as u8,
-            f: (r >> 24) as i32,
-            g: (r >> 40) as u16,
-            h: f32::from_bits((r >> 20) as u32),
-            i: next(),
+            a: rng.u8() as i8,
+            b: rng.u16() as i16,
+            c: rng.bool(),
+            d: [Mood::Calm, Mood::Angry, Mood::Asleep][rng.below(3)],
+            e: rng.u8(),
+            f: rng.u32() as i32,
+            g: rng.u16(),
+            h: rng.f32_bits(),
+            i: rng.u64(),
             name: "x".repeat(round % 20),
         };
         let s = &small;
@@ -813,26 +810,25 @@ fn small_fields_side_by_side_encode_as_each_alone() {
                 s.name.to_vec(),
             ],
         );
-        let r = next();
         let tight = TightEnd {
-            a: next(),
-            b: r as u16,
-            c: (r >> 16) as i8,
+            a: rng.u64(),
+            b: rng.u16(),
+            c: rng.u8() as i8,
         };
         same_bytes_everywhere(
             &tight,
             &[tight.a.to_vec(), tight.b.to_vec(), tight.c.to_vec()],
         );
         let short = ShortWindow {
-            a: r as u8,
-            b: (r >> 8) as i16,
+            a: rng.u8(),
+            b: rng.u16() as i16,
         };
         same_bytes_everywhere(&short, &[short.a.to_vec(), short.b.to_vec()]);
         let nine = NineBytes {
-            a: r as u32,
-            b: (r >> 32) as u16,
-            c: (r >> 48) as i16,
-            d: (r >> 56) as u8,
+            a: rng.u32(),
+            b: rng.u16(),
+            c: rng.u16() as i16,
+            d: rng.u8(),
         };
         same_bytes_everywhere(
             &nine,

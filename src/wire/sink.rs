@@ -378,16 +378,17 @@ macro_rules! appender {
             }
 
             /// Appends `src`; a short one with no branch on its length if
-            /// `branch_free`.
+            /// `branch_free`. `wide`: `src` is a run of values too wide for
+            /// two to take a short copy, copied whole with no check for one.
             #[inline(always)]
-            fn append_slice(&mut self, src: &[u8], branch_free: bool) {
+            fn append_slice(&mut self, src: &[u8], branch_free: bool, wide: bool) {
                 self.make_room(src.len());
                 let start = self.buf.len();
                 let room = self.buf.capacity() - start;
                 if (!GROW && self.overflow) || src.len() > room {
                     core::hint::cold_path();
                     self.overflow = true;
-                } else if src.len() <= INLINE_COPY && INLINE_COPY < room {
+                } else if !wide && src.len() <= INLINE_COPY && INLINE_COPY < room {
                     // Every append here is of a size checked above, so the
                     // compiler drops `extend_from_slice`'s growth path.
                     self.buf.extend_from_slice(&[0u8; INLINE_COPY]);
@@ -427,7 +428,7 @@ macro_rules! appender {
             /// `calloc`, off the allocator's fast path (1.5× slower).
             #[inline(always)]
             fn put_slice(&mut self, src: &[u8]) {
-                self.append_slice(src, false);
+                self.append_slice(src, false, false);
             }
 
             /// As `put_slice`, but in a run of values a short slice is
@@ -435,7 +436,7 @@ macro_rules! appender {
             /// with no branch on its length ([`copy_short`]).
             #[inline(always)]
             fn put_varying(&mut self, src: &[u8]) {
-                self.append_slice(src, self.in_run);
+                self.append_slice(src, self.in_run, false);
             }
 
             #[inline(always)]
@@ -449,17 +450,7 @@ macro_rules! appender {
             #[inline(always)]
             fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
                 self.put_len(count);
-                if !wide {
-                    self.put_varying(src);
-                    return;
-                }
-                self.make_room(src.len());
-                if (!GROW && self.overflow) || src.len() > self.buf.capacity() - self.buf.len() {
-                    core::hint::cold_path();
-                    self.overflow = true;
-                } else {
-                    self.buf.extend_from_slice(src);
-                }
+                self.append_slice(src, self.in_run, wide);
             }
 
             /// One 8-byte append where the room has 8 bytes (the window's
