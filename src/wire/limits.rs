@@ -7,10 +7,7 @@
 /// amplification: a one-byte `None` on the wire can stand for a large value in
 /// memory, so the decoder charges what it is about to allocate, before it
 /// allocates, and fails once the total passes [`max_alloc`](Self::max_alloc):
-/// `count × size_of::<T>()` for a `Vec` (reserved exactly that; except 16
-/// bytes for a run of 1 to 16 bytes of numbers, bools or other blittable
-/// elements whose size divides 16, when 16 bytes of input follow its start:
-/// such a `Vec` is made of that window and keeps its capacity), the byte
+/// `count × size_of::<T>()` for a `Vec` (allocated exactly that), the byte
 /// length for a `String` or `Bytes`, the real table size for a `HashMap`
 /// (up to 2.3× its entries' size), an upper bound of the nodes for a
 /// `BTreeMap`, `size_of::<T>()` for a `Box`. A decode in place also charges

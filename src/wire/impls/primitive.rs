@@ -241,21 +241,22 @@ impl<'de> Decode<'de> for bool {
         bools_valid(seen)
     }
 
-    /// A short run is read from a window of constant size, with no branch
-    /// on its length ([`blit::short_run`]): the window's bytes past the run
-    /// are left out of the check and cut off the `Vec`. Any other run is
-    /// built as `decode_vec_in_place` builds it, into an exact-size `Vec`.
+    /// A short run is read from a window of constant size and built with
+    /// no branch on its length ([`blit::short_run`], [`blit::fill_short`]):
+    /// the window's bytes past the run are left out of the check. Any other
+    /// run is built as `decode_vec_in_place` builds it, into an exact-size
+    /// `Vec`.
     #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        if let Some((window, _)) = blit::short_run::<bool>(r, count)? {
+        if let Some((window, fits)) = blit::short_run::<bool>(r, count)? {
             let mut seen = 0u8;
             for (i, &byte) in window.iter().enumerate() {
                 seen |= if i < count { byte } else { 0 };
             }
             bools_valid(seen)?;
-            let mut vec: Vec<bool> = window.iter().map(|&byte| byte != 0).collect();
-            vec.truncate(count);
-            return Ok(vec);
+            return Ok(blit::fill_short(count, fits, |i| {
+                window.get(i).is_some_and(|&byte| byte != 0)
+            }));
         }
         let mut vec = Vec::with_capacity(count);
         Self::decode_vec_in_place(&mut vec, count, r)?;
