@@ -7,7 +7,7 @@
 //! take these paths only under `cfg!(target_endian = "little")`
 //! (`encode_blit_run` checks for itself).
 
-use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, Unalign};
+use zerocopy::{FromBytes, Immutable, IntoBytes, Unalign};
 
 use super::{DecodeError, Encode, Reader, Sink};
 
@@ -178,78 +178,8 @@ pub fn decode_blit_vec_owned<T: FromBytes + IntoBytes + Immutable>(
     count: usize,
     r: &mut Reader<'_>,
 ) -> Result<Vec<T>, DecodeError> {
-    if let Some((window, fits)) = short_run::<T>(r, count)? {
-        let items = run::<T>(window, fits)?;
-        return Ok(fill_short(count, fits, |i| {
-            items.get(i).map_or_else(T::new_zeroed, read)
-        }));
-    }
     let src = r.take(run_len::<T>(count)?)?;
     Ok(run(src, count)?.iter().map(read).collect())
-}
-
-/// The longest run [`short_run`] reads as a whole window.
-pub(crate) const SHORT_RUN: usize = 16;
-
-/// A short run of `count` values of `T` (1 to [`SHORT_RUN`] bytes, `T`'s
-/// size dividing `SHORT_RUN`) to be owned by a new `Vec`: the next
-/// `SHORT_RUN` bytes of input and how many `T` they hold, when the input
-/// holds them, with the reader moved past the run's own bytes (the `Vec` is
-/// then built by [`fill_short`]). `None` otherwise: an empty run (which
-/// allocates nothing), a longer one, the end of the input.
-#[inline(always)]
-pub(crate) fn short_run<'de, T>(
-    r: &mut Reader<'de>,
-    count: usize,
-) -> Result<Option<(&'de [u8; SHORT_RUN], usize)>, DecodeError> {
-    let size = size_of::<T>();
-    if size == 0 || !SHORT_RUN.is_multiple_of(size) {
-        return Ok(None);
-    }
-    let fits = SHORT_RUN / size;
-    if count == 0 || count > fits {
-        return Ok(None);
-    }
-    let Some(window) = r.rest().first_chunk::<SHORT_RUN>() else {
-        return Ok(None);
-    };
-    r.take(count * size)?;
-    Ok(Some((window, fits)))
-}
-
-/// A new `Vec` of exactly `count` values (1 to `fits`), value `i` being
-/// `item(i)`, built with no branch on `count`: the `Vec` is allocated zeroed
-/// (`calloc`), then `fits` stores write value `min(i, count - 1)` for every
-/// `i`, so the stores past the run write its last value again.
-///
-/// A copy of a length that varies is a `memcpy` with a branch per size
-/// class, mispredicted about as often as not when the lengths vary from one
-/// `Vec` to the next, as a game state's small `Vec`s do, and safe Rust has
-/// no other way to fill a `Vec`'s spare room than a loop or a copy over the
-/// length; a zeroed allocation is initialized room with no such branch.
-/// Measured against the other ways: docs/DECISIONS.md, "A short owned run
-/// allocates exactly its values".
-#[inline(always)]
-pub(crate) fn fill_short<T: FromZeros>(
-    count: usize,
-    fits: usize,
-    item: impl Fn(usize) -> T,
-) -> Vec<T> {
-    let mut vec = T::new_vec_zeroed(count).unwrap_or_else(|_| {
-        std::alloc::handle_alloc_error(
-            core::alloc::Layout::array::<T>(count).unwrap_or(core::alloc::Layout::new::<T>()),
-        )
-    });
-    let slots = vec.as_mut_slice();
-    if let Some(last) = slots.len().checked_sub(1) {
-        for i in 0..fits {
-            let j = i.min(last);
-            if let Some(slot) = slots.get_mut(j) {
-                *slot = item(j);
-            }
-        }
-    }
-    vec
 }
 
 /// Makes `vec` the next `count` values: the elements it has are overwritten

@@ -241,31 +241,19 @@ impl<'de> Decode<'de> for bool {
         bools_valid(seen)
     }
 
-    /// A short run is read from a window of constant size and built with
-    /// no branch on its length ([`blit::short_run`], [`blit::fill_short`]):
-    /// the window's bytes past the run are left out of the check. Any other
-    /// run is built as `decode_vec_in_place` builds it, into an exact-size
-    /// `Vec`.
+    /// Built as `decode_vec_in_place` builds it, into a `Vec` of exactly
+    /// `count` bools (docs/DECISIONS.md, "A short owned run allocates
+    /// exactly its values").
     #[inline(always)]
     fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        if let Some((window, fits)) = blit::short_run::<bool>(r, count)? {
-            let mut seen = 0u8;
-            for (i, &byte) in window.iter().enumerate() {
-                seen |= if i < count { byte } else { 0 };
-            }
-            bools_valid(seen)?;
-            return Ok(blit::fill_short(count, fits, |i| {
-                window.get(i).is_some_and(|&byte| byte != 0)
-            }));
-        }
         let mut vec = Vec::with_capacity(count);
         Self::decode_vec_in_place(&mut vec, count, r)?;
         Ok(vec)
     }
 
     /// Built and checked in one exact-size pass, as `decode_slice_in_place`
-    /// checks (`decode_vec` comes here with an empty `Vec` for a run that is
-    /// not short).
+    /// checks (`decode_vec` comes here with an empty `Vec` of exactly
+    /// `count` capacity).
     #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,
