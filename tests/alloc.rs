@@ -218,14 +218,13 @@ fn hostile_length_claims_allocate_nothing_before_the_error() {
     });
 }
 
-/// A run decoded into a new `Vec` allocates exactly its values' bytes, at
-/// every length, whether or not 16 bytes of input follow it (a short run is
-/// read from such a window), never the window: a decoder that made the
-/// `Vec` of the window and cut it back would allocate 16 bytes for a run of
-/// 1 and fail here. The budget is charged exactly that (one byte less
-/// refuses the decode), the values are the run's alone (the window's bytes
-/// past a run of bools are not checked), and an empty run allocates
-/// nothing.
+/// A run decoded into a new `Vec` allocates exactly its values' bytes, in
+/// one allocation, at every length, whether or not 16 more bytes of input
+/// follow it: a decoder that made the `Vec` of a 16-byte window of input
+/// and cut it back (as Zao once did) would allocate 16 bytes for a run of 1
+/// and fail here. The budget is charged exactly that (one byte less refuses
+/// the decode), the values are the run's alone (bytes after a run of bools
+/// are not checked as bools), and an empty run allocates nothing.
 #[test]
 fn short_runs_allocate_exactly_their_values() {
     fn check<T>(items: Vec<T>)
@@ -233,7 +232,7 @@ fn short_runs_allocate_exactly_their_values() {
         T: Encode + for<'de> Decode<'de> + PartialEq + std::fmt::Debug + Clone,
     {
         let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
-        // Followed by 16 bytes no bool could be (the window's tail), and alone.
+        // Followed by 16 bytes no bool could be, and alone.
         let followed = (items.clone(), [7u8; 16]).to_vec();
         let alone = items.to_vec();
         for (bytes, what) in [(&followed[..], "followed"), (&alone[..], "alone")] {

@@ -241,19 +241,10 @@ impl<'de> Decode<'de> for bool {
         bools_valid(seen)
     }
 
-    /// Built as `decode_vec_in_place` builds it, into a `Vec` of exactly
-    /// `count` bools (docs/DECISIONS.md, "A short owned run allocates
-    /// exactly its values").
-    #[inline(always)]
-    fn decode_vec(count: usize, r: &mut Reader<'de>) -> Result<Vec<Self>, DecodeError> {
-        let mut vec = Vec::with_capacity(count);
-        Self::decode_vec_in_place(&mut vec, count, r)?;
-        Ok(vec)
-    }
-
     /// Built and checked in one exact-size pass, as `decode_slice_in_place`
-    /// checks (`decode_vec` comes here with an empty `Vec` of exactly
-    /// `count` capacity).
+    /// checks. The default `decode_vec` comes here with an empty `Vec` of
+    /// exactly `count` capacity (docs/DECISIONS.md, "A short owned run
+    /// allocates exactly its values").
     #[inline(always)]
     fn decode_vec_in_place(
         vec: &mut Vec<Self>,
