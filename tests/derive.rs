@@ -716,8 +716,8 @@ enum Mood {
     Asleep,
 }
 
-/// Small fields side by side (the derive writes such runs as one store of
-/// their words), signed ones negative, then a string after the window.
+/// Small fields side by side, in one window of fixed-size fields, signed
+/// ones negative, then a string after the window.
 #[derive(Clone, Debug, PartialEq, Encode, Decode)]
 struct SmallFields {
     a: i8,
@@ -732,7 +732,7 @@ struct SmallFields {
     name: String,
 }
 
-/// Groups at the window's end, where a store cannot spill past the fields.
+/// Small fields at the window's end, where no write may spill past them.
 #[derive(Clone, Copy, Debug, PartialEq, Encode, Decode)]
 struct TightEnd {
     a: u64,

@@ -50,17 +50,6 @@ fn fixed_size(f: &Field) -> TokenStream {
     }
 }
 
-/// A field's `Encode::WORD`, or `false` for a field whose type names the
-/// type being derived.
-fn is_word(f: &Field) -> TokenStream {
-    let ty = &f.ty;
-    if f.recursive {
-        quote!(false)
-    } else {
-        quote!(<#ty as ::zao::Encode>::WORD)
-    }
-}
-
 /// `Encode::LEN_WALKS` of a set of fields: whether any field's size is a
 /// walk over values of varying size. A field whose type names the type being
 /// derived is (the type nests in itself), and its constant would refer to
@@ -92,7 +81,6 @@ fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> To
         return quote!(#( ::zao::Encode::encode_to(#access, __w); )*);
     }
     let sizes: Vec<TokenStream> = fields.iter().map(fixed_size).collect();
-    let words: Vec<TokenStream> = fields.iter().map(is_word).collect();
     let stmts = fields.iter().zip(&sizes).enumerate().map(|(i, (f, size))| {
         let field = access(f);
         let starts = match i.checked_sub(1).and_then(|p| sizes.get(p)) {
@@ -100,53 +88,19 @@ fn fields_encode(fields: &[Field], access: impl Fn(&Field) -> TokenStream) -> To
             None => quote!(true),
         };
         let run = sizes.get(i..).unwrap_or_default();
-        let run_words = words.get(i..).unwrap_or_default();
-        let rest = fields.get(i..).unwrap_or_default();
-        let members = rest.iter().enumerate().map(|(k, f)| {
-            let field = access(f);
-            let size = fixed_size(f);
-            // The fields a store starting here may take with it: a word is
-            // at least a byte, so at most 7 more.
-            let more = rest.iter().skip(k + 1).take(7).enumerate().map(|(m, g)| {
-                let next = access(g);
-                let next_size = fixed_size(g);
-                let index = m + 1;
+        let members = fields
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let field = access(f);
                 quote! {
-                    if #index < __group {
-                        __word |= ::zao::Encode::word(#next)
-                            .checked_shl(u32::try_from(8 * __at).unwrap_or(64))
-                            .unwrap_or(0);
-                        __at += match #next_size {
-                            ::core::option::Option::Some(__s) => __s,
-                            ::core::option::Option::None => 0,
-                        };
+                    if #k < __count {
+                        ::zao::Encode::encode_to(#field, &mut __win);
                     }
                 }
             });
-            quote! {
-                if #k < __count {
-                    // Small fixed-size fields side by side (numbers, tags)
-                    // go out as one store of their words shifted together
-                    // (`word_group`); any other field writes itself.
-                    let __group = const {
-                        ::zao::__private::size::word_group(&[#(#run),*], &[#(#run_words),*], #k)
-                    };
-                    if __group == 1 {
-                        ::zao::Encode::encode_to(#field, &mut __win);
-                    } else if __group > 1 {
-                        #[allow(unused_mut)]
-                        let mut __word = ::zao::Encode::word(#field);
-                        #[allow(unused_mut)]
-                        let mut __at: usize = match #size {
-                            ::core::option::Option::Some(__s) => __s,
-                            ::core::option::Option::None => 0,
-                        };
-                        #(#more)*
-                        ::zao::Sink::put_word(&mut __win, __word, __at);
-                    }
-                }
-            }
-        });
         quote! {
             if const { #size.is_some() } {
                 if const { #starts } {
@@ -229,30 +183,6 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                 let len = fields_len(&v.fields.fields, binding_access);
                 quote!(Self::#vident #pattern => ::zao::varint_len(#tag as u64) + #len,)
             });
-            // A unit-only enum whose tags are single bytes is a word: the
-            // derive joins it to the small fields beside it in one store.
-            let word = if !variants.is_empty()
-                && variants
-                    .iter()
-                    .all(|v| v.fields.fields.is_empty() && v.tag < 0x80)
-            {
-                let tags = variants.iter().map(|v| {
-                    let vident = &v.ident;
-                    let pattern = v.fields.pattern();
-                    let tag = u64::from(v.tag);
-                    quote!(Self::#vident #pattern => #tag,)
-                });
-                quote! {
-                    const WORD: bool = true;
-
-                    #[inline(always)]
-                    fn word(&self) -> u64 {
-                        match self { #(#tags)* }
-                    }
-                }
-            } else {
-                TokenStream::new()
-            };
             let encode_arms: Vec<TokenStream> =
                 if variants.iter().all(|v| v.fields.fields.is_empty()) {
                     // Variants without fields: the tag is a value of the
@@ -304,7 +234,6 @@ pub(crate) fn encode(input: &Input) -> syn::Result<TokenStream> {
                     __size
                 };
                 const LEN_WALKS: bool = #walks;
-                #word
 
                 #[inline]
                 fn encoded_len(&self) -> usize {

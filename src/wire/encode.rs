@@ -36,21 +36,6 @@ pub trait Encode {
     /// the encode. `false` for any type whose size takes a few steps.
     #[doc(hidden)]
     const LEN_WALKS: bool = false;
-    /// Whether the encoding is the low [`FIXED_SIZE`](Self::FIXED_SIZE)
-    /// bytes (at most 8) of [`word`](Self::word), little-endian: a number
-    /// of 8 bytes or fewer, a `bool`, a unit-only enum's tag byte. The
-    /// derive writes a run of such fields as one store of their words,
-    /// shifted together in a register.
-    #[doc(hidden)]
-    const WORD: bool = false;
-
-    /// The encoding as the low bytes of a little-endian `u64`, the bytes
-    /// above it zero, where [`WORD`](Self::WORD) is `true`; 0 otherwise.
-    #[doc(hidden)]
-    #[inline(always)]
-    fn word(&self) -> u64 {
-        0
-    }
 
     /// Exact number of bytes [`encode`](Self::encode) will write.
     fn encoded_len(&self) -> usize;

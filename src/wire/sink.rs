@@ -160,18 +160,6 @@ pub trait Sink {
         self.put_varying(src);
     }
 
-    /// Writes the low `size` bytes (at most 8) of `word`, little-endian: a
-    /// run of small fixed-size fields shifted together
-    /// ([`Encode::WORD`](super::Encode::WORD)). Only inside a window with
-    /// 8 bytes or more left from here: the bytes above `size` may be
-    /// written too, for the window's next fields to write over.
-    #[doc(hidden)]
-    #[inline(always)]
-    fn put_word(&mut self, word: u64, size: usize) {
-        let bytes = word.to_le_bytes();
-        self.put_slice(bytes.get(..size).unwrap_or(&bytes));
-    }
-
     /// Writes a little-endian `u16`.
     #[inline(always)]
     fn put_u16_le(&mut self, value: u16) {
@@ -451,24 +439,6 @@ macro_rules! appender {
             fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
                 self.put_len(count);
                 self.append_slice(src, self.in_run, wide);
-            }
-
-            /// One 8-byte append where the room has 8 bytes (the window's
-            /// next fields write over the bytes past `size`), stepped back
-            /// to `size`; else the `size` bytes alone.
-            #[inline(always)]
-            fn put_word(&mut self, word: u64, size: usize) {
-                let bytes = word.to_le_bytes();
-                // Never grows inside a window, whose room was made first;
-                // where the appender grows, it makes the check below fold.
-                self.make_room(8);
-                let start = self.buf.len();
-                if size <= 8 && (GROW || !self.overflow) && 8 <= self.buf.capacity() - start {
-                    self.buf.extend_from_slice(&bytes);
-                    self.buf.truncate(start + size);
-                } else {
-                    self.put_slice(bytes.get(..size).unwrap_or(&bytes));
-                }
             }
 
             #[inline(always)]

@@ -293,30 +293,6 @@ impl<'a> Sink for Writer<'a> {
         Writer::put_array(self, src);
     }
 
-    /// One 8-byte store where 8 bytes are left (the window's next fields
-    /// write over the bytes past `size`), else the `size` bytes alone.
-    #[inline(always)]
-    fn put_word(&mut self, word: u64, size: usize) {
-        let bytes = word.to_le_bytes();
-        let rest = core::mem::take(&mut self.rest);
-        let left = rest.len();
-        let rest = match rest.split_first_chunk_mut::<8>() {
-            Some((head, _)) if size <= 8 => {
-                *head = bytes;
-                rest
-            }
-            _ => {
-                self.rest = rest;
-                self.put_slice(bytes.get(..size).unwrap_or(&bytes));
-                return;
-            }
-        };
-        match rest.split_at_mut_checked(size) {
-            Some((_, tail)) => self.rest = tail,
-            None => self.refuse(left),
-        }
-    }
-
     #[inline(always)]
     fn put_varying(&mut self, src: &[u8]) {
         Writer::put_varying(self, src);

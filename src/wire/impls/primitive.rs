@@ -13,22 +13,10 @@ macro_rules! fixed_number {
     ($($ty:ty => $name:ident),* $(,)?) => {$(
         impl Encode for $ty {
             const FIXED_SIZE: Option<usize> = Some(size_of::<$ty>());
-            const WORD: bool = size_of::<$ty>() <= 8;
 
             #[inline(always)]
             fn encoded_len(&self) -> usize {
                 size_of::<$ty>()
-            }
-
-            /// The little-endian bytes, zero-extended (a sign would spill
-            /// into the next field's bytes).
-            #[inline(always)]
-            fn word(&self) -> u64 {
-                let mut word = [0u8; 8];
-                for (to, from) in word.iter_mut().zip(self.to_le_bytes()) {
-                    *to = from;
-                }
-                u64::from_le_bytes(word)
             }
 
             #[inline(always)]
@@ -183,12 +171,6 @@ impl Schema for isize {
 
 impl Encode for bool {
     const FIXED_SIZE: Option<usize> = Some(1);
-    const WORD: bool = true;
-
-    #[inline(always)]
-    fn word(&self) -> u64 {
-        u64::from(*self)
-    }
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
