@@ -109,6 +109,7 @@ impl Kind {
                 let shared = Rc::new(peers::PlayerInput::from(&value));
                 same_type_rows(&mut case, &shared, value);
                 peer_rows(&mut case, &shared, Some(pb::PlayerInput::from(&value)));
+                rows::<Raw, _>(&mut case, &shared);
             }
             Self::SpawnEntity => {
                 let value = samples::spawn_entity();

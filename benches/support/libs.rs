@@ -13,6 +13,7 @@ use zao::{Decode, Encode};
 use zao_messages as zm;
 
 use super::harness::{Aligned, Lib};
+use super::peers;
 
 /// Zao, the subject, on the types every library shares; `Zao<true>` is Zao
 /// on its own `zao_messages` types (glam vectors, checked `Buttons`), for
@@ -42,7 +43,7 @@ pub(crate) const ZAO: &str = "zao";
 /// The name of Zao's rows on its `zao_messages` types.
 pub(crate) const ZAO_GAME: &str = "zao, zao_messages types";
 /// The physical floor's name in the report.
-pub(crate) const RAW: &str = "raw copy (zerocopy)";
+pub(crate) const RAW: &str = "raw copy";
 /// bincode's legacy (fixed-width integer) config: a wire size, not timed.
 pub(crate) const BINCODE_FIXINT: &str = "bincode-fixint";
 
@@ -382,6 +383,77 @@ impl Lib<zm::WorldSnapshot> for Raw {
             players: players.to_vec(),
         })
     }
+}
+
+/// `PlayerInput`, whose memory image is no wire form (an enum, a padding
+/// byte), as a hand-written encoder lays it out: its fields' bytes at fixed
+/// offsets, tick, buttons, aim, then the stance's byte (15 bytes, Zao's
+/// layout too), one store per field; decoding checks the length and the
+/// stance's byte, nothing else. Every codec has these loads and stores to
+/// do; this is the floor under them.
+impl Lib<peers::PlayerInput> for Raw {
+    const NAME: &'static str = RAW;
+    type Dst = Aligned;
+    type Fresh = Vec<u8>;
+
+    fn dst(wire: usize) -> Aligned {
+        Aligned::zeroed(wire)
+    }
+    #[inline(always)]
+    fn encode_reuse(value: &peers::PlayerInput, dst: &mut Aligned) -> bool {
+        let Some(out) = dst.as_mut().first_chunk_mut::<PLAYER_INPUT>() else {
+            // As a codec marks its error path: the stores fall through.
+            std::hint::cold_path();
+            return false;
+        };
+        put_player_input(value, out);
+        true
+    }
+    #[inline(always)]
+    fn encode_fresh(value: &peers::PlayerInput) -> Vec<u8> {
+        // Appended field by field: `vec![0; n]` would be `calloc`, off the
+        // allocator's fast path, and an array built first a second copy.
+        let mut out = Vec::with_capacity(PLAYER_INPUT);
+        out.extend_from_slice(&value.tick.to_le_bytes());
+        out.extend_from_slice(&value.buttons.to_le_bytes());
+        out.extend_from_slice(&value.aim[0].to_le_bytes());
+        out.extend_from_slice(&value.aim[1].to_le_bytes());
+        out.push(value.stance as u8);
+        out
+    }
+    #[inline(always)]
+    fn decode(bytes: &[u8]) -> Option<peers::PlayerInput> {
+        let bytes = <&[u8; PLAYER_INPUT]>::try_from(bytes).ok()?;
+        let (tick, rest) = bytes.split_first_chunk::<4>()?;
+        let (buttons, rest) = rest.split_first_chunk::<2>()?;
+        let (x, rest) = rest.split_first_chunk::<4>()?;
+        let (y, rest) = rest.split_first_chunk::<4>()?;
+        let stance = match rest.first()? {
+            0 => peers::Stance::Standing,
+            1 => peers::Stance::Crouching,
+            2 => peers::Stance::Prone,
+            _ => return None,
+        };
+        Some(peers::PlayerInput {
+            tick: u32::from_le_bytes(*tick),
+            buttons: u16::from_le_bytes(*buttons),
+            aim: [f32::from_le_bytes(*x), f32::from_le_bytes(*y)],
+            stance,
+        })
+    }
+}
+
+/// The raw `PlayerInput` form's size.
+const PLAYER_INPUT: usize = 15;
+
+/// Writes `value`'s fields at their offsets in `out`.
+#[inline(always)]
+fn put_player_input(value: &peers::PlayerInput, out: &mut [u8; PLAYER_INPUT]) {
+    out[..4].copy_from_slice(&value.tick.to_le_bytes());
+    out[4..6].copy_from_slice(&value.buttons.to_le_bytes());
+    out[6..10].copy_from_slice(&value.aim[0].to_le_bytes());
+    out[10..14].copy_from_slice(&value.aim[1].to_le_bytes());
+    out[14] = value.stance as u8;
 }
 
 /// The raw `WorldSnapshot` form's tick and player run, borrowed.
