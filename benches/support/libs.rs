@@ -411,15 +411,9 @@ impl Lib<peers::PlayerInput> for Raw {
     }
     #[inline(always)]
     fn encode_fresh(value: &peers::PlayerInput) -> Vec<u8> {
-        // Appended field by field: `vec![0; n]` would be `calloc`, off the
-        // allocator's fast path, and an array built first a second copy.
-        let mut out = Vec::with_capacity(PLAYER_INPUT);
-        out.extend_from_slice(&value.tick.to_le_bytes());
-        out.extend_from_slice(&value.buttons.to_le_bytes());
-        out.extend_from_slice(&value.aim[0].to_le_bytes());
-        out.extend_from_slice(&value.aim[1].to_le_bytes());
-        out.push(value.stance as u8);
-        out
+        let mut out = [0; PLAYER_INPUT];
+        put_player_input(value, &mut out);
+        out.to_vec()
     }
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<peers::PlayerInput> {
