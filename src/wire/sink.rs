@@ -434,9 +434,23 @@ macro_rules! appender {
 
             /// A `wide` run is one copy, with no check for a short copy
             /// first (only a single value could take one): one room check
-            /// and one `extend_from_slice`.
+            /// and one `extend_from_slice`. Where its count takes one byte,
+            /// one check covers the count and the run together, and the run
+            /// starts at a fixed offset past the count: the count's varint
+            /// and the run's own room check went through a second branch
+            /// and a length in a register (`WorldSnapshot(32)` `to_vec`,
+            /// paired on an AMD EPYC: 1.032 -> 1.023× wincode's).
             #[inline(always)]
             fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
+                if wide && count < 0x80 {
+                    self.make_room(src.len().saturating_add(1));
+                    let room = self.buf.capacity() - self.buf.len();
+                    if (GROW || !self.overflow) && src.len() < room {
+                        self.buf.extend_from_slice(&[count as u8]);
+                        self.buf.extend_from_slice(src);
+                        return;
+                    }
+                }
                 self.put_len(count);
                 self.append_slice(src, self.in_run, wide);
             }
