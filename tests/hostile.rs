@@ -18,8 +18,8 @@ use zao::{
     split_message,
 };
 use zao_messages::{
-    GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, SpawnEntityRef, Stance,
-    WorldSnapshot, samples,
+    GameMessage, Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, SpawnEntityRef,
+    Stance, WorldSnapshot, samples,
 };
 
 /// Decodes `bytes` as a body of every reference message type.
@@ -772,6 +772,54 @@ impl<const FIXED: bool> Encode for Liar<FIXED> {
             w.put_u8(0xee);
         }
     }
+}
+
+/// Promises `promised` bytes and writes its players as a counted run: a
+/// `Vec` of blittable values wider than 8 bytes, whose count of under 128
+/// takes the growable forms' one-check path (`Sink::put_counted`).
+struct RunLiar {
+    promised: usize,
+    players: Vec<PlayerState>,
+}
+
+impl Encode for RunLiar {
+    fn encoded_len(&self) -> usize {
+        self.promised
+    }
+
+    fn encode_to<W: zao::Sink>(&self, w: &mut W) {
+        self.players.encode_to(w);
+    }
+}
+
+#[test]
+fn a_counted_run_past_the_promised_room_is_refused_by_the_growable_forms() {
+    let players = samples::world_snapshot(32).players;
+    let liar = RunLiar {
+        promised: 2,
+        players: players.clone(),
+    };
+    let mut vec = vec![1u8];
+    assert_eq!(liar.encode_to_vec(&mut vec), 0);
+    assert_eq!(vec, [1]);
+    assert!(liar.to_vec().is_empty());
+    let mut bytes = bytes::BytesMut::from(&[1u8][..]);
+    assert_eq!(liar.encode_to_bytes(&mut bytes), 0);
+    assert_eq!(&bytes[..], [1]);
+    // Kept to its promise, the same run is appended whole, count first.
+    let honest = RunLiar {
+        promised: players.encoded_len(),
+        players,
+    };
+    let mut want = vec![32u8];
+    want.extend_from_slice(honest.players.as_bytes());
+    assert_eq!(honest.to_vec(), want);
+    vec.truncate(1);
+    assert_eq!(honest.encode_to_vec(&mut vec), want.len());
+    assert_eq!(vec[1..], want);
+    bytes.truncate(1);
+    assert_eq!(honest.encode_to_bytes(&mut bytes), want.len());
+    assert_eq!(bytes[1..], want);
 }
 
 #[test]
