@@ -8,10 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[must_use]
 pub fn machine() -> String {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-        .map_or("unknown CPU".to_owned(), |(_, m)| m.trim().to_owned());
+    let model = cpu_model(&cpuinfo);
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
@@ -20,6 +17,27 @@ pub fn machine() -> String {
         std::env::consts::OS,
         kernel.trim()
     )
+}
+
+/// The first CPU's model name, with its x86 family, model and stepping
+/// where `/proc/cpuinfo` gives them. A virtual machine may name every
+/// generation the same ("AMD EPYC" for a Zen 2 and a Zen 4 alike, whose
+/// rows differ by up to 2×); the numbers tell them apart.
+fn cpu_model(cpuinfo: &str) -> String {
+    let first = cpuinfo.split("\n\n").next().unwrap_or_default();
+    let field = |name: &str| {
+        first.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().to_owned())
+        })
+    };
+    let name = field("model name").unwrap_or_else(|| "unknown CPU".to_owned());
+    match (field("cpu family"), field("model"), field("stepping")) {
+        (Some(family), Some(model), Some(stepping)) => {
+            format!("{name} (family {family}, model {model}, stepping {stepping})")
+        }
+        _ => name,
+    }
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
@@ -48,6 +66,24 @@ fn civil_date(days: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_is_named_with_its_family_and_model() {
+        let zen2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 23\n\
+                    model\t\t: 49\nmodel name\t: AMD EPYC\nstepping\t: 0\n\n\
+                    processor\t: 1\ncpu family\t: 25\nmodel\t\t: 17\n\
+                    model name\t: AMD EPYC\nstepping\t: 1\n";
+        assert_eq!(
+            cpu_model(zen2),
+            "AMD EPYC (family 23, model 49, stepping 0)"
+        );
+        // Without the numbers (another architecture), the name alone.
+        assert_eq!(
+            cpu_model("processor\t: 0\nmodel name\t: ARMv8 Processor\n"),
+            "ARMv8 Processor"
+        );
+        assert_eq!(cpu_model(""), "unknown CPU");
+    }
 
     #[test]
     fn civil_dates_from_day_numbers() {
