@@ -229,7 +229,8 @@ impl<'a> Writer<'a> {
         // from one check per group, so an entry pays for the items' own
         // checks only (wincode's unchecked pointer pays the same): against
         // wincode in one worker, Inventory(128) encode-reuse 1.10-1.32x at
-        // one window per check, 1.01-1.08x at two, 0.97-1.04x at four.
+        // one window per check, 1.01-1.08x at two, 0.97-1.04x at four
+        // (eight: see `RUN_UNROLL`).
         let mut items = items;
         let mut one = |window: &mut [u8], item| {
             let mut sub = Writer::new(window);
@@ -402,8 +403,15 @@ fn too_small<T: Encode + ?Sized>(value: &T, available: usize) -> EncodeError {
 }
 
 /// Windows cut per bounds check in [`Writer::put_run`]: on map entries of
-/// 13 bytes 4 beat 2 and 1, and 8 measured the same as 4.
-const RUN_UNROLL: usize = 4;
+/// 13 bytes 4 beat 2 and 1. 8 measured the same as 4 on an earlier host and
+/// better on a Zen 2 (AMD EPYC, family 23, model 49), where a group's
+/// bookkeeping (about six instructions) was the gap to wincode's loop:
+/// paired worker runs against 4, median of 3 reps of 5 processes, zao ÷
+/// wincode, Inventory(128) encode-reuse 1.013 -> 1.003, with the fixed
+/// hasher 1.012 -> 0.997, encode-fresh 1.002 -> 0.996, nested world
+/// encode-reuse 0.576 -> 0.560, event log 1.003 -> 1.001 (no rep worse).
+/// 16 lost 10-15 % on all three Inventory rows.
+const RUN_UNROLL: usize = 8;
 
 /// The longest slice [`copy_bytes`] copies inline (two overlapping 8-byte
 /// moves at most).
