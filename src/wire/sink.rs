@@ -365,18 +365,28 @@ macro_rules! appender {
                 }
             }
 
+            /// Makes room for `size` more bytes and returns the room there
+            /// is, or `None` where they may not be written: past the
+            /// capacity, or after an overflow of a buffer that may not grow.
+            #[inline(always)]
+            fn room_for(&mut self, size: usize) -> Option<usize> {
+                self.make_room(size);
+                let room = self.buf.capacity() - self.buf.len();
+                ((GROW || !self.overflow) && size <= room).then_some(room)
+            }
+
             /// Appends `src`; a short one with no branch on its length if
             /// `branch_free`. `wide`: `src` is a run of values too wide for
             /// two to take a short copy, copied whole with no check for one.
             #[inline(always)]
             fn append_slice(&mut self, src: &[u8], branch_free: bool, wide: bool) {
-                self.make_room(src.len());
-                let start = self.buf.len();
-                let room = self.buf.capacity() - start;
-                if (!GROW && self.overflow) || src.len() > room {
+                let Some(room) = self.room_for(src.len()) else {
                     core::hint::cold_path();
                     self.overflow = true;
-                } else if !wide && src.len() <= INLINE_COPY && INLINE_COPY < room {
+                    return;
+                };
+                let start = self.buf.len();
+                if !wide && src.len() <= INLINE_COPY && INLINE_COPY < room {
                     // Every append here is of a size checked above, so the
                     // compiler drops `extend_from_slice`'s growth path.
                     self.buf.extend_from_slice(&[0u8; INLINE_COPY]);
@@ -443,14 +453,10 @@ macro_rules! appender {
             /// wincode's, lower in 7 of the 9).
             #[inline(always)]
             fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
-                if wide && count < 0x80 {
-                    self.make_room(src.len().saturating_add(1));
-                    let room = self.buf.capacity() - self.buf.len();
-                    if (GROW || !self.overflow) && src.len() < room {
-                        self.buf.extend_from_slice(&[count as u8]);
-                        self.buf.extend_from_slice(src);
-                        return;
-                    }
+                if wide && count < 0x80 && self.room_for(src.len().saturating_add(1)).is_some() {
+                    self.buf.extend_from_slice(&[count as u8]);
+                    self.buf.extend_from_slice(src);
+                    return;
                 }
                 self.put_len(count);
                 self.append_slice(src, self.in_run, wide);
@@ -459,6 +465,10 @@ macro_rules! appender {
             #[inline(always)]
             fn put_array<const N: usize>(&mut self, src: [u8; N]) {
                 // A constant size: `extend_from_slice` becomes one move.
+                // The check is spelled out rather than `room_for`'s: through
+                // its `Option`, Inventory(128) encode-fresh read 0.996 ->
+                // 1.062x wincode and the nested workload 0.691 -> 0.711x
+                // (paired worker runs on a Zen 2, 3 reps of 5 processes).
                 self.make_room(N);
                 if (GROW || !self.overflow) && N <= self.buf.capacity() - self.buf.len() {
                     self.buf.extend_from_slice(&src);

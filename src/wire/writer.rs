@@ -409,8 +409,11 @@ fn too_small<T: Encode + ?Sized>(value: &T, available: usize) -> EncodeError {
 /// paired worker runs against 4, median of 3 reps of 5 processes, zao ÷
 /// wincode, Inventory(128) encode-reuse 1.013 -> 1.003, with the fixed
 /// hasher 1.012 -> 0.997, encode-fresh 1.002 -> 0.996, nested world
-/// encode-reuse 0.576 -> 0.560, event log 1.003 -> 1.001 (no rep worse).
-/// 16 lost 10-15 % on all three Inventory rows.
+/// encode-reuse 0.576 -> 0.560, event log 1.003 -> 1.001. One row lost:
+/// the fixed-hasher encode-fresh, 1.010 -> 1.087, whose loop is the same
+/// machine code as the std-hasher row's (docs/DECISIONS.md, "A fixed-size
+/// run is cut eight windows per check"). 6 lost on every Inventory row,
+/// 16 lost 10-15 %.
 const RUN_UNROLL: usize = 8;
 
 /// The longest slice [`copy_bytes`] copies inline (two overlapping 8-byte
