@@ -55,7 +55,7 @@
 //!
 //! A tier-0 type derives zerocopy's traits beside zao's and says
 //! `#[zao(blittable)]`; padding is then a compile error, and a `Vec` of it is
-//! one `copy_from_slice` each way:
+//! a 4-byte count (docs/WIRE.md §5) and one `copy_from_slice` each way:
 //!
 //! ```
 //! use zao::{Decode, Encode};
@@ -73,7 +73,7 @@
 //!
 //! let hits = vec![Hit { target: 1, damage: 2.5 }; 100];
 //! let bytes = hits.to_vec();
-//! assert_eq!(bytes.len(), 1 + 100 * 8); // a varint count, then the run
+//! assert_eq!(bytes.len(), 4 + 100 * 8); // a 4-byte count, then the run
 //! assert_eq!(Vec::<Hit>::decode(&bytes)?, hits);
 //! # Ok::<(), zao::DecodeError>(())
 //! ```

@@ -72,12 +72,12 @@ fn player_moved_encodes_into_a_16_byte_array_without_allocating() {
 }
 
 #[test]
-fn world_snapshot_of_1024_players_encodes_into_exactly_16390_bytes_without_allocating() {
+fn world_snapshot_of_1024_players_encodes_into_exactly_16392_bytes_without_allocating() {
     let msg = samples::world_snapshot(1024);
-    let mut buf = vec![0u8; 16_390];
+    let mut buf = vec![0u8; 16_392];
     let n = assert_no_alloc("WorldSnapshot(1024) encode", || msg.encode(&mut buf));
-    assert_eq!(n, Ok(16_390));
-    assert_eq!(msg.encoded_len(), 16_390);
+    assert_eq!(n, Ok(16_392));
+    assert_eq!(msg.encoded_len(), 16_392);
     assert_eq!(WorldSnapshot::decode(&buf), Ok(msg));
 }
 

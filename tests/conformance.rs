@@ -200,16 +200,16 @@ fn versions_compare_as_documented() {
 
 /// §12.6: `world_snapshot.bin` as seq 1, chunk 0 of 1.
 #[test]
-fn the_snapshot_datagram_example_is_58_bytes() {
+fn the_snapshot_datagram_example_is_61_bytes() {
     let file = std::fs::read(path("assets/golden/world_snapshot.bin")).unwrap();
-    assert_eq!(file.len(), 54);
+    assert_eq!(file.len(), 57);
     let header = SnapshotHeader {
         seq: 1,
         chunk: 0,
         chunks: 1,
     };
-    assert_eq!(snapshot_datagram_len(header, file.len()), 58);
-    documented("as `seq` 1, chunk 0 of 1 (58 bytes):\n`02 01 00 01` then the 54 bytes");
+    assert_eq!(snapshot_datagram_len(header, file.len()), 61);
+    documented("as `seq` 1, chunk 0 of 1 (61 bytes):\n`02 01 00 01` then the 57 bytes");
 }
 
 /// The readable form of a set of messages: golden ones and the corners

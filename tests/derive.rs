@@ -304,9 +304,21 @@ fn a_blittable_image_equals_the_field_by_field_encoding() {
             position: p.position,
         })
         .collect();
-    assert_eq!(players.to_vec(), by_field.to_vec());
+    for (image, fields) in players.iter().zip(&by_field) {
+        assert_eq!(image.to_vec(), fields.to_vec());
+    }
     assert_eq!(PlayerState::FINGERPRINT, PlayerStateByField::FINGERPRINT);
-    let back: Vec<PlayerState> = Vec::decode(&by_field.to_vec()).unwrap();
+    // The run: a 4-byte count for the blittable type (docs/WIRE.md §5), a
+    // varint for the other, then the same elements.
+    let (image, fields) = (players.to_vec(), by_field.to_vec());
+    assert_eq!(image[..4], 100u32.to_le_bytes());
+    assert_eq!(fields[0], 100);
+    assert_eq!(image[4..], fields[1..]);
+    assert_ne!(
+        Vec::<PlayerState>::FINGERPRINT,
+        Vec::<PlayerStateByField>::FINGERPRINT
+    );
+    let back: Vec<PlayerState> = Vec::decode(&image).unwrap();
     assert_eq!(back, players);
 }
 
@@ -331,7 +343,7 @@ fn blittable_arrays_and_runs_round_trip() {
         33
     ];
     let bytes = texels.to_vec();
-    assert_eq!(bytes.len(), 1 + 33 * 8);
+    assert_eq!(bytes.len(), 4 + 33 * 8);
     assert_eq!(Vec::<Texel>::decode(&bytes), Ok(texels.clone()));
     let array: [Texel; 3] = [texels[0]; 3];
     assert_eq!(array.to_vec().len(), 24);

@@ -134,7 +134,7 @@ const PINNED: &[(&str, u64)] = &[
     ("PlayerInput", 0x73bf220f3eb60602),
     ("SpawnEntity", 0x17253e58ade539c1),
     ("SpawnEntityRef<'static>", 0x17253e58ade539c1),
-    ("WorldSnapshot", 0x496ec6e4402b7d4c),
+    ("WorldSnapshot", 0xc174223d1073dc29),
     ("Inventory", 0xd952fef0cf6b432f),
     ("PlayerState", 0x17f43c4427b2d450),
     ("ItemStack", 0x5414091bf0cee15a),

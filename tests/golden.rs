@@ -104,7 +104,7 @@ fn world_snapshot() {
     let expected: &[u8] = &[
         0x04, // id
         0xf4, 0x01, 0x00, 0x00, // tick 500
-        0x03, // 3 players
+        0x03, 0x00, 0x00, 0x00, // 3 players: a blittable run's count is 4 bytes
         0x64, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00,
         0x80, // entity 100 at (0, 0.5, -0)
         0x65, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80,
@@ -152,8 +152,8 @@ fn documented_sizes() {
     assert_eq!(samples::player_input().encoded_len(), 15);
     assert_eq!(PlayerInput::FIXED_SIZE, Some(15));
     assert_eq!(samples::spawn_entity().encoded_len(), 34 + 1 + 6);
-    assert_eq!(samples::world_snapshot(32).encoded_len(), 517);
-    assert_eq!(samples::world_snapshot(1024).encoded_len(), 16_390);
+    assert_eq!(samples::world_snapshot(32).encoded_len(), 520);
+    assert_eq!(samples::world_snapshot(1024).encoded_len(), 16_392);
     assert_eq!(samples::inventory(128).encoded_len(), 4 + 2 + 128 * 13);
     assert_eq!(SpawnEntity::FIXED_SIZE, None);
     assert_eq!(WorldSnapshot::MAX_SIZE, None);

@@ -305,6 +305,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         );
         return quote! {
             const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(::core::mem::size_of::<Self>());
+            const WIDE_COUNT: bool = true;
 
             #[inline]
             fn encoded_len(&self) -> usize {
@@ -356,7 +357,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
 
             #[inline]
             fn encode_run<__W: ::zao::Sink>(__items: &[Self], __w: &mut __W) {
-                ::zao::__private::blit::encode_blit_run(__items, __w);
+                ::zao::__private::blit::encode_blit_struct_run(__items, __w);
             }
         };
     }
@@ -757,6 +758,7 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
         return quote! {
             const MIN_SIZE: usize = ::core::mem::size_of::<Self>();
             const EXACT_SIZE: bool = true;
+            const WIDE_COUNT: bool = true;
 
             /// The whole input must be the memory image: one length check,
             /// one copy.

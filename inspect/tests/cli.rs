@@ -81,7 +81,7 @@ fn reads_a_capture_with_filters() {
     assert_eq!(code, 0, "{out}");
     let expected = [
         "capture recorded by the server, zao 0.1.0, started 2023-11-14 22:13:20.000000 UTC, \
-         protocol 0x9b15f24c75626a0f (5 messages)",
+         protocol 0xf4930a7edce7a50a (5 messages)",
         "[    0.001000] client 1 connected from 127.0.0.1:5001",
         "[    0.010000] client 1 → server    unreliable PlayerMoved { entity: 7, position: (1.5, -2.0, 3.25) }",
         "[    0.011000] server → client 1    reliable   SpawnEntity { entity: 42, prefab: 3, \
@@ -118,7 +118,7 @@ fn reads_a_capture_with_filters() {
     let (_, out) = inspect(&["--message", "WorldSnapshot", "--annotate", file], b"");
     assert!(
         out.contains(
-            "    000005  02                                               players: count 2"
+            "    000005  02 00 00 00                                      players: count 2"
         ),
         "{out}"
     );

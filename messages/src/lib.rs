@@ -9,7 +9,7 @@
 //! | [`PlayerMoved`] | 1 | 0 blittable | 16 bytes |
 //! | [`PlayerInput`] | 2 | 1 fixed | 15 bytes |
 //! | [`SpawnEntity`] / [`SpawnEntityRef`] | 3 | 2 bounded | 34 + varint(len) + name bytes: 41 for "Goblin" |
-//! | [`WorldSnapshot`] | 4 | 3 collection | 4 + varint(n) + 16·n: 517 for 32 players, 16 390 for 1024 |
+//! | [`WorldSnapshot`] | 4 | 3 collection | 4 + 4 + 16·n: 520 for 32 players, 16 392 for 1024 |
 //! | [`Inventory`] | 5 | 3 map | 4 + varint(n) + 13·n: 1 670 for 128 slots |
 //! | [`EntitySnapshot`] | 6 | 3 quantized, delta | 4 + varint(n) + 15·n; as deltas, the changes only |
 //!
@@ -164,7 +164,7 @@ pub struct PlayerState {
 }
 
 /// Every player's state at a tick. Tier 3: the player run is one copy each
-/// way. 4 + varint(n) + 16·n bytes: 517 for 32 players, 16 390 for 1024.
+/// way, behind a 4-byte count. 4 + 4 + 16·n bytes: 520 for 32 players, 16 392 for 1024.
 ///
 /// A snapshot: `send_snapshot` splits it into parts of the tick and a run
 /// of the players, each decoding on its own as a `WorldSnapshot`, so losing

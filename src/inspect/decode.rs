@@ -314,8 +314,12 @@ impl<'s, S: Sink<'s>> Decoder<'s, S> {
             return Ok(value);
         }
         let count =
-            c.r.get_count(item.min_size(self.named.last().copied()), VALUE_SIZE)
-                .map_err(|e| self.wire(e, start))?;
+            c.r.get_run_count(
+                item.counts_wide(),
+                item.min_size(self.named.last().copied()),
+                VALUE_SIZE,
+            )
+            .map_err(|e| self.wire(e, start))?;
         self.sink
             .note(start, c.offset(), &self.path, Note::Count(count));
         let items = self.items(c, count, item)?;

@@ -46,7 +46,12 @@ impl<'s> Encoder<'s> {
                 out.extend_from_slice(b);
             }
             (OwnedShape::Seq(item), Value::List(items)) => {
-                put_varint(out, items.len() as u64);
+                if item.counts_wide() {
+                    let count = u32::try_from(items.len()).map_err(|_| self.mismatch(out))?;
+                    out.extend_from_slice(&count.to_le_bytes());
+                } else {
+                    put_varint(out, items.len() as u64);
+                }
                 self.items(out, item, items)?;
             }
             (OwnedShape::Array { len, item }, Value::Bytes(b))

@@ -232,6 +232,13 @@ impl From<&Shape> for OwnedShape {
 
 impl OwnedShape {
     /// The fingerprint, by the rules of docs/WIRE.md §9: the same value as
+    /// [`Shape::counts_wide`] of the shape this one came from: a run of it
+    /// carries a 4-byte count.
+    #[must_use]
+    pub fn counts_wide(&self) -> bool {
+        matches!(self, Self::Struct(s) if s.blittable)
+    }
+
     /// [`Shape::fingerprint`] of the shape this one came from.
     #[must_use]
     pub fn fingerprint(&self) -> u64 {
@@ -244,7 +251,10 @@ impl OwnedShape {
             Self::Scalar(s) => leaf(s.name()),
             Self::Str => leaf("str"),
             Self::Bytes => mix_u64(leaf("seq"), leaf("u8")),
-            Self::Seq(item) => mix_u64(leaf("seq"), item.fingerprint()),
+            Self::Seq(item) => mix_u64(
+                leaf(crate::wire::schema::seq_kind(item.counts_wide())),
+                item.fingerprint(),
+            ),
             Self::Array { len, item } => {
                 mix_u64(mix_u64(leaf("array"), *len as u64), item.fingerprint())
             }
@@ -281,6 +291,7 @@ impl OwnedShape {
         };
         match self {
             Self::Scalar(s) => s.size().unwrap_or(1),
+            Self::Seq(item) if item.counts_wide() => 4,
             Self::Str | Self::Bytes | Self::Seq(_) | Self::Option(_) | Self::Map { .. } => 1,
             Self::Array { len, item } => item.min_size(this).saturating_mul(*len),
             Self::Boxed(item) => item.min_size(this),

@@ -41,6 +41,28 @@ pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], 
     }
 }
 
+/// Writes the 4-byte count and the memory image of a run of
+/// `#[zao(blittable)]` structs (docs/WIRE.md §5), behind one check
+/// ([`Sink::put_counted32`]). The count is fixed-width so that the run lies
+/// at the alignment of what comes before it: a header of 4-byte fields puts
+/// the run at a multiple of 4, where `memcpy`'s stores are aligned (a
+/// one-byte count would put it at 1 mod 4). On a big-endian target it is
+/// the count and the type's own `encode_slice`.
+///
+/// # Panics
+/// If the run holds more than `u32::MAX` values.
+#[inline(always)]
+pub fn encode_blit_struct_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
+    let count = super::encode::wide_count(items.len());
+    if cfg!(target_endian = "little") {
+        let wide = size_of::<T>() > super::writer::INLINE_COPY / 2;
+        w.put_counted32(count, items.as_bytes(), wide);
+    } else {
+        w.put_u32_le(count);
+        T::encode_slice(items, w);
+    }
+}
+
 /// Reads a value from its memory image: one copy, no validation (every bit
 /// pattern is a valid `T`, which `FromBytes` proves).
 ///

@@ -25,6 +25,12 @@ pub trait Decode<'de>: Sized {
     /// any bytes.
     const EXACT_SIZE: bool = false;
 
+    /// Whether a run of the type (a `Vec`) carries its count as a 4-byte
+    /// little-endian number instead of a varint; must agree with
+    /// `Encode::WIDE_COUNT` (`true` for `#[zao(blittable)]` structs only).
+    #[doc(hidden)]
+    const WIDE_COUNT: bool = false;
+
     /// Whether the type is exact-size and every string of its
     /// [`MIN_SIZE`](Self::MIN_SIZE) bytes is a value: numbers, and tuples
     /// and structs of them. Such a value is read by

@@ -9,6 +9,36 @@ use super::{EncodeError, Sink, Writer};
 /// first ([`Encode::LEN_WALKS`]).
 const GROWING_START: usize = 1024;
 
+/// Bytes of the count of a run of `count` values of `T`: 4 where `T`'s runs
+/// carry a wide count ([`Encode::WIDE_COUNT`]), else the varint's.
+#[inline(always)]
+pub(crate) fn run_count_len<T: Encode>(count: usize) -> usize {
+    if T::WIDE_COUNT {
+        4
+    } else {
+        super::varint_len(count as u64)
+    }
+}
+
+/// A run's count as its 4-byte wire form ([`Encode::WIDE_COUNT`]).
+///
+/// # Panics
+/// If the run holds more than `u32::MAX` values: its count has no wire form.
+#[inline(always)]
+#[must_use]
+pub(crate) fn wide_count(count: usize) -> u32 {
+    match u32::try_from(count) {
+        Ok(count) => count,
+        Err(_) => run_too_long(count),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn run_too_long(count: usize) -> ! {
+    panic!("a run of {count} blittable values is longer than its 4-byte count can say (u32::MAX)")
+}
+
 /// A value that writes itself into a buffer the caller owns.
 ///
 /// Every type knows its exact [`encoded_len`](Self::encoded_len) before it
@@ -36,6 +66,12 @@ pub trait Encode {
     /// the encode. `false` for any type whose size takes a few steps.
     #[doc(hidden)]
     const LEN_WALKS: bool = false;
+    /// Whether a run of the type (a `Vec` or a slice) carries its count as a
+    /// 4-byte little-endian number instead of a varint: `true` for
+    /// `#[zao(blittable)]` structs only (docs/WIRE.md §5), so that the run
+    /// stays at the alignment of what precedes it.
+    #[doc(hidden)]
+    const WIDE_COUNT: bool = false;
 
     /// Exact number of bytes [`encode`](Self::encode) will write.
     fn encoded_len(&self) -> usize;
@@ -149,7 +185,11 @@ pub trait Encode {
     where
         Self: Sized,
     {
-        w.put_len(items.len());
+        if Self::WIDE_COUNT {
+            w.put_u32_le(wide_count(items.len()));
+        } else {
+            w.put_len(items.len());
+        }
         Self::encode_slice(items, w);
     }
 

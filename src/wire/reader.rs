@@ -232,6 +232,48 @@ impl<'de> Reader<'de> {
     pub fn get_count(&mut self, min_wire: usize, mem_size: usize) -> Result<usize, DecodeError> {
         let count = self.get_varint()?;
         let count = usize::try_from(count).map_err(|_| DecodeError::OverLimit)?;
+        self.check_count(count, min_wire, mem_size)
+    }
+
+    /// Reads the count of a run of values: a varint ([`get_count`](Self::get_count)),
+    /// or where `wide`, a 4-byte little-endian count (a run of
+    /// `#[zao(blittable)]` structs, docs/WIRE.md §5) checked the same way.
+    ///
+    /// # Errors
+    /// [`DecodeError::UnexpectedEnd`], [`DecodeError::OverLimit`] or
+    /// [`DecodeError::LengthExceedsRemaining`].
+    #[inline(always)]
+    pub fn get_run_count(
+        &mut self,
+        wide: bool,
+        min_wire: usize,
+        mem_size: usize,
+    ) -> Result<usize, DecodeError> {
+        if !wide {
+            return self.get_count(min_wire, mem_size);
+        }
+        // Stepping past the count by a slice pattern, as `get_varint`
+        // does: the compiler then sees the rest is the input less 4 bytes.
+        let count = match *self.bytes {
+            [b0, b1, b2, b3, ref rest @ ..] => {
+                self.bytes = rest;
+                u32::from_le_bytes([b0, b1, b2, b3])
+            }
+            _ => return Err(DecodeError::UnexpectedEnd),
+        };
+        let count = usize::try_from(count).map_err(|_| DecodeError::OverLimit)?;
+        self.check_count(count, min_wire, mem_size)
+    }
+
+    /// The checks of a count just read: the limit, the remaining input and
+    /// the budget.
+    #[inline(always)]
+    fn check_count(
+        &mut self,
+        count: usize,
+        min_wire: usize,
+        mem_size: usize,
+    ) -> Result<usize, DecodeError> {
         if count > self.limits.max_collection {
             return Err(DecodeError::OverLimit);
         }

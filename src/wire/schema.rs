@@ -94,7 +94,9 @@ pub enum Shape {
     /// A byte string decoded as one (`&[u8]`, `Bytes`): varint length, then
     /// the bytes, limited by `max_string` (§4). Fingerprint: `seq<u8>`.
     Bytes,
-    /// `Vec<T>`, `[T]`: varint count, then the elements (§5).
+    /// `Vec<T>`, `[T]`: the count, then the elements (§5). The count is a
+    /// varint, or 4 bytes where the element is a `#[zao(blittable)]` struct
+    /// ([`Shape::counts_wide`]).
     Seq(&'static Shape),
     /// `[T; N]`: the `len` elements, no count (§5).
     Array {
@@ -375,6 +377,14 @@ pub struct CustomShape {
 }
 
 impl Shape {
+    /// Whether a run of values of this shape (a [`Shape::Seq`] of it)
+    /// carries a 4-byte little-endian count instead of a varint: a
+    /// `#[zao(blittable)]` struct (docs/WIRE.md §5).
+    #[must_use]
+    pub const fn counts_wide(&self) -> bool {
+        matches!(self, Self::Struct(s) if s.blittable)
+    }
+
     /// The fingerprint of this shape (docs/WIRE.md §9).
     #[must_use]
     pub const fn fingerprint(&self) -> u64 {
@@ -382,7 +392,7 @@ impl Shape {
             Self::Scalar(s) => leaf(s.name()),
             Self::Str => leaf("str"),
             Self::Bytes => mix_u64(leaf("seq"), leaf("u8")),
-            Self::Seq(item) => mix_u64(leaf("seq"), item.fingerprint()),
+            Self::Seq(item) => mix_u64(leaf(seq_kind(item.counts_wide())), item.fingerprint()),
             Self::Array { len, item } => {
                 mix_u64(mix_u64(leaf("array"), *len as u64), item.fingerprint())
             }
@@ -427,6 +437,13 @@ impl Shape {
             Self::SelfRef => leaf("self"),
         }
     }
+}
+
+/// The leaf a sequence's fingerprint starts from: its count's form is part
+/// of its wire form (§9).
+#[must_use]
+pub(crate) const fn seq_kind(wide_count: bool) -> &'static str {
+    if wide_count { "seq32" } else { "seq" }
 }
 
 /// Each field's name, then its type's fingerprint.

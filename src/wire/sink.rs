@@ -160,6 +160,19 @@ pub trait Sink {
         self.put_varying(src);
     }
 
+    /// Writes `count` as a little-endian `u32`, then `src`: a `Vec` of
+    /// `#[zao(blittable)]` structs, its wide count (docs/WIRE.md §5) and its
+    /// memory image. The same bytes as [`put_u32_le`](Self::put_u32_le)
+    /// then [`put_varying`](Self::put_varying), which is what it does
+    /// unless a sink can check room for both at once. `wide` as for
+    /// [`put_counted`](Self::put_counted).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn put_counted32(&mut self, count: u32, src: &[u8], _wide: bool) {
+        self.put_u32_le(count);
+        self.put_varying(src);
+    }
+
     /// Writes a little-endian `u16`.
     #[inline(always)]
     fn put_u16_le(&mut self, value: u16) {
@@ -459,6 +472,19 @@ macro_rules! appender {
                     return;
                 }
                 self.put_len(count);
+                self.append_slice(src, self.in_run, wide);
+            }
+
+            /// One check for the count and the run together, as
+            /// `put_counted`'s for a one-byte count.
+            #[inline(always)]
+            fn put_counted32(&mut self, count: u32, src: &[u8], wide: bool) {
+                if wide && self.room_for(src.len().saturating_add(4)).is_some() {
+                    self.buf.extend_from_slice(&count.to_le_bytes());
+                    self.buf.extend_from_slice(src);
+                    return;
+                }
+                self.put_u32_le(count);
                 self.append_slice(src, self.in_run, wide);
             }
 

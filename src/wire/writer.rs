@@ -351,6 +351,25 @@ impl<'a> Sink for Writer<'a> {
         }
     }
 
+    /// The 4-byte count and the run behind one check.
+    #[inline(always)]
+    fn put_counted32(&mut self, count: u32, src: &[u8], wide: bool) {
+        let n = src.len();
+        let left = self.rest.len();
+        match core::mem::take(&mut self.rest).split_at_mut_checked(n + 4) {
+            Some(([c0, c1, c2, c3, body @ ..], tail)) => {
+                [*c0, *c1, *c2, *c3] = count.to_le_bytes();
+                if wide {
+                    body.copy_from_slice(src);
+                } else {
+                    copy_bytes(body, src);
+                }
+                self.rest = tail;
+            }
+            _ => self.refuse(left),
+        }
+    }
+
     #[inline(always)]
     fn window(&mut self, size: usize) -> Writer<'_> {
         let left = self.rest.len();

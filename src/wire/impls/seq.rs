@@ -1,13 +1,15 @@
 //! Sequences and wrappers: slices, `Vec`, arrays, `Option`, `Box`, tuples,
 //! references (docs/WIRE.md §5).
 
+use crate::wire::encode::run_count_len;
 use crate::wire::schema::Shape;
-use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, size, varint_len};
+use crate::wire::{Decode, DecodeError, Encode, Reader, Schema, Sink, size};
 
 impl<T: Encode + ?Sized> Encode for &T {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
     const LEN_WALKS: bool = T::LEN_WALKS;
+    const WIDE_COUNT: bool = T::WIDE_COUNT;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
@@ -30,7 +32,7 @@ impl<T: Encode> Encode for [T] {
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
-        varint_len(self.len() as u64) + T::slice_encoded_len(self)
+        run_count_len::<T>(self.len()) + T::slice_encoded_len(self)
     }
 
     #[inline(always)]
@@ -59,12 +61,12 @@ impl<T: Encode> Encode for Vec<T> {
 }
 
 impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
-    const MIN_SIZE: usize = 1;
+    const MIN_SIZE: usize = if T::WIDE_COUNT { 4 } else { 1 };
 
     #[inline(always)]
     fn decode_from(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.enter()?;
-        let count = r.get_count(T::MIN_SIZE, size_of::<T>())?;
+        let count = r.get_run_count(T::WIDE_COUNT, T::MIN_SIZE, size_of::<T>())?;
         let vec = T::decode_vec(count, r)?;
         r.leave();
         Ok(vec)
@@ -75,7 +77,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     #[inline(always)]
     fn decode_in_place_from(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError> {
         r.enter()?;
-        let count = r.get_count(T::MIN_SIZE, 0)?;
+        let count = r.get_run_count(T::WIDE_COUNT, T::MIN_SIZE, 0)?;
         let size = size_of::<T>();
         let needed = count.checked_mul(size).ok_or(DecodeError::OverLimit)?;
         if !r.charge_reuse(self.capacity().saturating_mul(size), needed)? {
@@ -246,6 +248,7 @@ impl<T: Encode + ?Sized> Encode for Box<T> {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
     const LEN_WALKS: bool = T::LEN_WALKS;
+    const WIDE_COUNT: bool = T::WIDE_COUNT;
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
