@@ -325,14 +325,15 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                 }
             }
 
-            /// One check and one copy: the memory image straight into `buf`.
+            /// One check and one copy: the memory image straight into `buf`,
+            /// in 8-byte words for a small value (`blit::copy_image`).
             #[inline(always)]
             fn encode(&self, __buf: &mut [u8]) -> ::core::result::Result<usize, ::zao::EncodeError> {
                 const __N: usize = ::core::mem::size_of::<#ident>();
                 if ::core::cfg!(target_endian = "little") {
                     return match __buf.first_chunk_mut::<__N>() {
                         ::core::option::Option::Some(__dst) => {
-                            __dst.copy_from_slice(::zao::__private::zerocopy::IntoBytes::as_bytes(self));
+                            ::zao::__private::blit::copy_image::<__N>(__dst, ::zao::__private::zerocopy::IntoBytes::as_bytes(self));
                             ::core::result::Result::Ok(__N)
                         }
                         ::core::option::Option::None => ::core::result::Result::Err(::zao::EncodeError {

@@ -161,6 +161,38 @@ fn load<const N: usize>(image: &[u8; N], at: usize, len: usize) -> u64 {
     }
 }
 
+/// Copies a value's `N`-byte image into `dst` in 8-byte words (then 4-,
+/// 2- and 1-byte pieces for a tail), for a value of at most
+/// [`WORD_IMAGE_MAX`] bytes; a larger one is one `copy_from_slice`. Does
+/// nothing if `src` is not `N` bytes (the derive passes the value's image).
+///
+/// A 16-byte `PlayerMoved` as one 16-byte load and store took 2.79 ns per
+/// encode into a reused slice on a Zen 2 core (AMD EPYC, family 23, model
+/// 49), against 2.47 ns for speedy's 4 + 8 + 4; as two 8-byte words it
+/// reads 0.964× speedy's (it was 1.133×; `ab.py 2`, paired worker runs at
+/// five placements). On a Zen 4 the 16-byte form read 0.72× speedy's; the
+/// words were not measured there (two stores are still fewer than speedy's
+/// three).
+#[inline(always)]
+pub fn copy_image<const N: usize>(dst: &mut [u8; N], src: &[u8]) {
+    let Ok(src) = <&[u8; N]>::try_from(src) else {
+        return;
+    };
+    if N > WORD_IMAGE_MAX {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let mut at = 0;
+    for len in [8, 8, 8, 8, 4, 2, 1] {
+        if N - at >= len {
+            if let (Some(d), Some(s)) = (dst.get_mut(at..at + len), src.get(at..at + len)) {
+                d.copy_from_slice(s);
+            }
+            at += len;
+        }
+    }
+}
+
 /// Why `len` bytes are not one `n`-byte value: off the fast path.
 #[cold]
 #[inline(never)]
