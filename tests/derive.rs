@@ -858,3 +858,35 @@ fn small_fields_side_by_side_encode_as_each_alone() {
         same_bytes_everywhere(&run, &fields);
     }
 }
+
+/// Blittable images of every length class `encode` copies in words and
+/// tail pieces (`blit::copy_image`: 8-byte words, then 4, 2 and 1 bytes),
+/// and past its 32-byte limit: each writes exactly its image, leaves the
+/// byte after it alone, and refuses a buffer one byte short.
+#[test]
+fn a_blittable_image_of_any_length_is_copied_exactly() {
+    macro_rules! images {
+        ($($name:ident $n:literal),*) => {$({
+            #[derive(Clone, Copy, Debug, PartialEq, Encode, Decode, FromBytes, IntoBytes, Immutable, KnownLayout)]
+            #[zerocopy(crate = "zao::zerocopy")]
+            #[zao(blittable)]
+            #[repr(C)]
+            struct $name {
+                bytes: [u8; $n],
+            }
+            let mut value = $name { bytes: [0; $n] };
+            for (i, b) in value.bytes.iter_mut().enumerate() {
+                *b = 1 + i as u8;
+            }
+            let mut buf = [0xeeu8; $n + 1];
+            assert_eq!(value.encode(&mut buf), Ok($n), "{}", $n);
+            assert_eq!(&buf[..$n], value.as_bytes(), "{}", $n);
+            assert_eq!(buf[$n], 0xee, "{}: wrote past the image", $n);
+            assert_eq!(value.to_vec(), value.as_bytes(), "{}", $n);
+            assert_eq!($name::decode(&buf[..$n]), Ok(value), "{}", $n);
+            let err = value.encode(&mut buf[..$n - 1]).unwrap_err();
+            assert_eq!((err.needed, err.available), ($n, $n - 1), "{}", $n);
+        })*};
+    }
+    images!(I1 1, I2 2, I3 3, I7 7, I8 8, I9 9, I13 13, I15 15, I16 16, I17 17, I23 23, I31 31, I32 32, I33 33, I48 48);
+}
