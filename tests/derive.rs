@@ -344,6 +344,10 @@ fn blittable_arrays_and_runs_round_trip() {
     ];
     let bytes = texels.to_vec();
     assert_eq!(bytes.len(), 4 + 33 * 8);
+    // A run of references is the same run: the same 4-byte count.
+    let refs: Vec<&Texel> = texels.iter().collect();
+    assert_eq!(refs.to_vec(), bytes);
+    assert_eq!(refs.encoded_len(), bytes.len());
     assert_eq!(Vec::<Texel>::decode(&bytes), Ok(texels.clone()));
     let array: [Texel; 3] = [texels[0]; 3];
     assert_eq!(array.to_vec().len(), 24);
