@@ -109,7 +109,8 @@
 //! ## Wire format
 //!
 //! Little-endian; blittable values are their memory image; lengths, counts,
-//! tags and ids are canonical LEB128 varints; strings are UTF-8; maps are a
+//! tags and ids are canonical LEB128 varints, except that a run of
+//! `#[zao(blittable)]` structs has a 4-byte count; strings are UTF-8; maps are a
 //! count and key/value pairs. `docs/WIRE.md` gives it byte by byte, and
 //! `assets/golden/` holds a file per reference message.
 //!

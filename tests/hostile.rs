@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 
 use common::{Rng, golden_files, varint};
-use zao::zerocopy::IntoBytes;
+use zao::zerocopy::{Immutable, IntoBytes};
 use zao::{
     Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Writer, decode_message,
     split_message,
@@ -90,14 +90,19 @@ fn c3_huge_length_claims_are_refused() {
         assert_eq!(err, DecodeError::OverLimit, "string claim {claim}");
         assert_eq!(String::decode(&prefix), Err(DecodeError::OverLimit));
         assert_eq!(<&[u8]>::decode(&prefix), Err(DecodeError::OverLimit));
-        // A collection (WorldSnapshot's players) and a map (Inventory's slots).
+        // A map (Inventory's slots) and a collection (WorldSnapshot's
+        // players, whose count is 4 bytes: the largest claims it can make).
         let mut snapshot = vec![1, 0, 0, 0];
         snapshot.extend_from_slice(&prefix);
+        assert_eq!(Inventory::decode(&snapshot), Err(DecodeError::OverLimit));
+        let wide = u32::try_from(claim.min(u64::from(u32::MAX))).unwrap();
+        let mut snapshot = vec![1, 0, 0, 0];
+        snapshot.extend_from_slice(&wide.to_le_bytes());
+        snapshot.push(b'x');
         assert_eq!(
             WorldSnapshot::decode(&snapshot),
             Err(DecodeError::OverLimit)
         );
-        assert_eq!(Inventory::decode(&snapshot), Err(DecodeError::OverLimit));
         assert_eq!(Vec::<u8>::decode(&prefix), Err(DecodeError::OverLimit));
         // Even with the limits off, the remaining input bounds every claim.
         let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
@@ -114,6 +119,59 @@ fn c3_huge_length_claims_are_refused() {
     }
 }
 
+/// The 4-byte count of a run of blittable structs (docs/WIRE.md §5) is
+/// checked as every count is: cut short, over `max_collection`, past the
+/// input (also as the elements' minimum size of an outer `Vec`), and in a
+/// decode in place.
+#[test]
+fn c4_a_wide_count_is_checked_as_any_count() {
+    // Cut inside the count.
+    for cut in 4..8 {
+        let bytes = &[0, 0, 0, 0, 3, 0, 0, 0][..cut];
+        assert_eq!(
+            WorldSnapshot::decode(bytes),
+            Err(DecodeError::UnexpectedEnd),
+            "{cut}"
+        );
+    }
+    // At `max_collection` the input is what is short; past it, the limit.
+    let max = u32::try_from(DecodeLimits::DEFAULT.max_collection).unwrap();
+    for (count, err) in [
+        (max, DecodeError::LengthExceedsRemaining),
+        (max + 1, DecodeError::OverLimit),
+    ] {
+        let mut bytes = vec![0, 0, 0, 0];
+        bytes.extend_from_slice(&count.to_le_bytes());
+        assert_eq!(WorldSnapshot::decode(&bytes), Err(err), "{count}");
+        let mut warm = samples::world_snapshot(3);
+        assert_eq!(warm.decode_in_place(&bytes), Err(err), "{count} in place");
+    }
+    // A `Vec` of such runs: each takes at least its 4-byte count, so 3 of
+    // them cannot fit in 8 bytes.
+    assert_eq!(<Vec<PlayerState> as Decode>::MIN_SIZE, 4);
+    assert_eq!(
+        Vec::<Vec<PlayerState>>::decode(&[3, 0, 0, 0, 0, 0, 0, 0, 0]),
+        Err(DecodeError::LengthExceedsRemaining)
+    );
+    assert_eq!(
+        Vec::<Vec<PlayerState>>::decode(&[2, 0, 0, 0, 0, 0, 0, 0, 0]),
+        Ok(vec![Vec::new(), Vec::new()])
+    );
+}
+
+/// A `Box` is transparent for one value, but a run of boxes is not a run of
+/// blittable structs: it keeps the varint count, both ways.
+#[test]
+fn a_run_of_boxed_blittable_structs_has_a_varint_count() {
+    let players = samples::world_snapshot(3).players;
+    let boxed: Vec<Box<PlayerState>> = players.iter().copied().map(Box::new).collect();
+    let bytes = boxed.to_vec();
+    assert_eq!(bytes.len(), 1 + 16 * 3);
+    assert_eq!(bytes[0], 3);
+    assert_eq!(boxed.encoded_len(), bytes.len());
+    assert_eq!(Vec::<Box<PlayerState>>::decode(&bytes), Ok(boxed));
+}
+
 #[test]
 fn c4_claims_within_limits_but_past_the_input_are_refused() {
     // A 100-byte name with 3 bytes present.
@@ -121,7 +179,7 @@ fn c4_claims_within_limits_but_past_the_input_are_refused() {
     assert_eq!(err, DecodeError::LengthExceedsRemaining);
     // 1000 players (16 000 bytes) with one present.
     let mut bytes = vec![0, 0, 0, 0];
-    bytes.extend_from_slice(&varint(1000));
+    bytes.extend_from_slice(&1000u32.to_le_bytes());
     bytes.extend_from_slice(&[0u8; 16]);
     assert_eq!(
         WorldSnapshot::decode(&bytes),
@@ -775,14 +833,16 @@ impl<const FIXED: bool> Encode for Liar<FIXED> {
 }
 
 /// Promises `promised` bytes and writes its players as a counted run: a
-/// `Vec` of blittable values wider than 8 bytes, whose count of under 128
-/// takes the growable forms' one-check path (`Sink::put_counted`).
-struct RunLiar {
+/// `Vec` of blittable values wider than 8 bytes, whose count takes the
+/// growable forms' one-check path with the run: `Sink::put_counted32` for
+/// blittable structs (a 4-byte count), `Sink::put_counted` for glam values
+/// (a varint count under 128).
+struct RunLiar<T> {
     promised: usize,
-    players: Vec<PlayerState>,
+    players: Vec<T>,
 }
 
-impl Encode for RunLiar {
+impl<T: Encode> Encode for RunLiar<T> {
     fn encoded_len(&self) -> usize {
         self.promised
     }
@@ -795,6 +855,15 @@ impl Encode for RunLiar {
 #[test]
 fn a_counted_run_past_the_promised_room_is_refused_by_the_growable_forms() {
     let players = samples::world_snapshot(32).players;
+    counted_run_is_refused_past_its_promise(players, &32u32.to_le_bytes());
+    let vectors: Vec<glam::Vec3> = (0..32).map(|i| glam::Vec3::splat(i as f32)).collect();
+    counted_run_is_refused_past_its_promise(vectors, &[32]);
+}
+
+fn counted_run_is_refused_past_its_promise<T: Encode + IntoBytes + Immutable + Clone>(
+    players: Vec<T>,
+    count: &[u8],
+) {
     let liar = RunLiar {
         promised: 2,
         players: players.clone(),
@@ -811,7 +880,7 @@ fn a_counted_run_past_the_promised_room_is_refused_by_the_growable_forms() {
         promised: players.encoded_len(),
         players,
     };
-    let mut want = 32u32.to_le_bytes().to_vec();
+    let mut want = count.to_vec();
     want.extend_from_slice(honest.players.as_bytes());
     assert_eq!(honest.to_vec(), want);
     vec.truncate(1);

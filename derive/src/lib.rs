@@ -5,7 +5,9 @@
 //! Attributes:
 //! - `#[zao(blittable)]` on a `#[repr(C)]` struct that also derives zerocopy's
 //!   `IntoBytes, FromBytes, Immutable, KnownLayout`: its wire form is its
-//!   memory image, one copy each way. Padding is a compile error.
+//!   memory image, one copy each way. Padding is a compile error. A `Vec`
+//!   or slice of the type carries a 4-byte count (docs/WIRE.md §5), and its
+//!   fingerprint says so (`seq32`).
 //! - `#[zao(tolerant)]` on a struct: the body is length-prefixed, so fields
 //!   can be appended later; readers skip unknown trailing fields and default
 //!   missing ones (every field must implement `Default`).

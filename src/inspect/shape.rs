@@ -231,7 +231,6 @@ impl From<&Shape> for OwnedShape {
 }
 
 impl OwnedShape {
-    /// The fingerprint, by the rules of docs/WIRE.md §9: the same value as
     /// [`Shape::counts_wide`] of the shape this one came from: a run of it
     /// carries a 4-byte count.
     #[must_use]
@@ -239,6 +238,7 @@ impl OwnedShape {
         matches!(self, Self::Struct(s) if s.blittable)
     }
 
+    /// The fingerprint, by the rules of docs/WIRE.md §9: the same value as
     /// [`Shape::fingerprint`] of the shape this one came from.
     #[must_use]
     pub fn fingerprint(&self) -> u64 {

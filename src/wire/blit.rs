@@ -175,6 +175,7 @@ fn load<const N: usize>(image: &[u8; N], at: usize, len: usize) -> u64 {
 /// three).
 #[inline(always)]
 pub fn copy_image<const N: usize>(dst: &mut [u8; N], src: &[u8]) {
+    debug_assert_eq!(src.len(), N, "copy_image takes a value's whole image");
     let Ok(src) = <&[u8; N]>::try_from(src) else {
         return;
     };

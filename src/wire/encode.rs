@@ -173,12 +173,13 @@ pub trait Encode {
     }
 
     /// Writes a run of values whose count is known only at run time, count
-    /// first: a `Vec` or a slice. The same bytes as the count's varint then
+    /// first: a `Vec` or a slice. The same bytes as the count (a varint, or
+    /// 4 bytes where [`WIDE_COUNT`](Self::WIDE_COUNT) is set) then
     /// [`encode_slice`](Self::encode_slice), which is what it writes unless a
     /// blittable type writes the count and its memory image behind one
-    /// check ([`Sink::put_counted`]), the image copied without branching on
-    /// its length when short (arrays keep `encode_slice`: their length is a
-    /// constant and has no count).
+    /// check ([`Sink::put_counted`], [`Sink::put_counted32`]), the image
+    /// copied without branching on its length when short (arrays keep
+    /// `encode_slice`: their length is a constant and has no count).
     #[doc(hidden)]
     #[inline(always)]
     fn encode_run<W: Sink>(items: &[Self], w: &mut W)

@@ -306,10 +306,11 @@ impl<'a> Sink for Writer<'a> {
 
     /// A count under 128 (a one-byte varint) behind one check for the count
     /// and the bytes together: a short string's length and its bytes, a
-    /// `Vec` of blittable values' count and their memory image. A `wide`
-    /// run is one `memcpy` with no check for a short copy first: only a
-    /// single value could take one, and the check cost every encode of
-    /// `WorldSnapshot(32)` 2 of its 40 instructions.
+    /// `Vec` of numbers' or glam values' count and their memory image. A
+    /// `wide` run is one `memcpy` with no check for a short copy first: only
+    /// a single value could take one, and the check cost every encode of
+    /// `WorldSnapshot(32)` 2 of its 40 instructions (when its players had
+    /// a varint count; `put_counted32` skips it the same way).
     #[inline(always)]
     fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
         let n = src.len();

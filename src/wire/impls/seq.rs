@@ -248,7 +248,8 @@ impl<T: Encode + ?Sized> Encode for Box<T> {
     const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
     const MAX_SIZE: Option<usize> = T::MAX_SIZE;
     const LEN_WALKS: bool = T::LEN_WALKS;
-    const WIDE_COUNT: bool = T::WIDE_COUNT;
+    // Not `WIDE_COUNT`: a run of boxes is no run of blittable structs, and
+    // its shape (`Shape::Boxed`) says a varint count.
 
     #[inline(always)]
     fn encoded_len(&self) -> usize {
