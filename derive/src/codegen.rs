@@ -358,7 +358,7 @@ fn encode_struct(input: &Input, set: &FieldSet) -> TokenStream {
 
             #[inline]
             fn encode_run<__W: ::zao::Sink>(__items: &[Self], __w: &mut __W) {
-                ::zao::__private::blit::encode_blit_struct_run(__items, __w);
+                ::zao::__private::blit::encode_blit_run(__items, __w);
             }
         };
     }

@@ -24,41 +24,39 @@ pub fn encode_blit_slice<T: IntoBytes + Immutable, W: Sink>(items: &[T], w: &mut
 }
 
 /// Writes the count and the memory image of a run whose length varies from
-/// value to value (a `Vec`; `Encode::encode_run`), behind one check where
-/// the count takes one byte ([`Sink::put_counted`]); short runs are copied
-/// with no branch on their length ([`Sink::put_varying`]). On a big-endian
-/// target it is the count and the type's own `encode_slice`, so callers need
-/// no check of their own.
+/// value to value (a `Vec`; `Encode::encode_run`), behind one check: where
+/// the count takes one byte ([`Sink::put_counted`]), and always for the
+/// 4-byte count of a run of `#[zao(blittable)]` structs
+/// ([`Encode::WIDE_COUNT`], [`Sink::put_counted32`]). That count is
+/// fixed-width so that the run lies at the alignment of what comes before
+/// it: a header of 4-byte fields puts the run at a multiple of 4, where
+/// `memcpy`'s stores are aligned (a one-byte count would put it at 1 mod
+/// 4). Short runs are copied with no branch on their length
+/// ([`Sink::put_varying`]). On a big-endian target it is the count and the
+/// type's own `encode_slice`, so callers need no check of their own.
+///
+/// # Panics
+/// If a run with a 4-byte count holds more than `u32::MAX` values.
 #[inline(always)]
 pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
     if cfg!(target_endian = "little") {
         // Values wider than half the short copy take it only one at a time.
         let wide = size_of::<T>() > super::writer::INLINE_COPY / 2;
-        w.put_counted(items.len(), items.as_bytes(), wide);
+        if T::WIDE_COUNT {
+            w.put_counted32(
+                super::encode::wide_count(items.len()),
+                items.as_bytes(),
+                wide,
+            );
+        } else {
+            w.put_counted(items.len(), items.as_bytes(), wide);
+        }
     } else {
-        w.put_len(items.len());
-        T::encode_slice(items, w);
-    }
-}
-
-/// Writes the 4-byte count and the memory image of a run of
-/// `#[zao(blittable)]` structs (docs/WIRE.md §5), behind one check
-/// ([`Sink::put_counted32`]). The count is fixed-width so that the run lies
-/// at the alignment of what comes before it: a header of 4-byte fields puts
-/// the run at a multiple of 4, where `memcpy`'s stores are aligned (a
-/// one-byte count would put it at 1 mod 4). On a big-endian target it is
-/// the count and the type's own `encode_slice`.
-///
-/// # Panics
-/// If the run holds more than `u32::MAX` values.
-#[inline(always)]
-pub fn encode_blit_struct_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], w: &mut W) {
-    let count = super::encode::wide_count(items.len());
-    if cfg!(target_endian = "little") {
-        let wide = size_of::<T>() > super::writer::INLINE_COPY / 2;
-        w.put_counted32(count, items.as_bytes(), wide);
-    } else {
-        w.put_u32_le(count);
+        if T::WIDE_COUNT {
+            w.put_u32_le(super::encode::wide_count(items.len()));
+        } else {
+            w.put_len(items.len());
+        }
         T::encode_slice(items, w);
     }
 }

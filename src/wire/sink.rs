@@ -389,6 +389,19 @@ macro_rules! appender {
                 ((GROW || !self.overflow) && size <= room).then_some(room)
             }
 
+            /// Appends `head`, then `src`, behind one room check for both
+            /// (a count and the run it counts); `false`, and nothing
+            /// written, where they do not fit.
+            #[inline(always)]
+            fn append_headed(&mut self, head: &[u8], src: &[u8]) -> bool {
+                if self.room_for(src.len().saturating_add(head.len())).is_none() {
+                    return false;
+                }
+                self.buf.extend_from_slice(head);
+                self.buf.extend_from_slice(src);
+                true
+            }
+
             /// Appends `src`; a short one with no branch on its length if
             /// `branch_free`. `wide`: `src` is a run of values too wide for
             /// two to take a short copy, copied whole with no check for one.
@@ -468,9 +481,7 @@ macro_rules! appender {
             /// had a varint count; `put_counted32` keeps the one check).
             #[inline(always)]
             fn put_counted(&mut self, count: usize, src: &[u8], wide: bool) {
-                if wide && count < 0x80 && self.room_for(src.len().saturating_add(1)).is_some() {
-                    self.buf.extend_from_slice(&[count as u8]);
-                    self.buf.extend_from_slice(src);
+                if wide && count < 0x80 && self.append_headed(&[count as u8], src) {
                     return;
                 }
                 self.put_len(count);
@@ -481,9 +492,7 @@ macro_rules! appender {
             /// `put_counted`'s for a one-byte count.
             #[inline(always)]
             fn put_counted32(&mut self, count: u32, src: &[u8], wide: bool) {
-                if wide && self.room_for(src.len().saturating_add(4)).is_some() {
-                    self.buf.extend_from_slice(&count.to_le_bytes());
-                    self.buf.extend_from_slice(src);
+                if wide && self.append_headed(&count.to_le_bytes(), src) {
                     return;
                 }
                 self.put_u32_le(count);

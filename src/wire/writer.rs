@@ -352,7 +352,13 @@ impl<'a> Sink for Writer<'a> {
         }
     }
 
-    /// The 4-byte count and the run behind one check.
+    /// The 4-byte count and the run behind one check: `put_counted`'s last
+    /// arm with a 4-byte head. The two are not one generic helper: through
+    /// one (`put_headed::<H>`, the head cut by `split_at_mut` or by
+    /// `split_first_chunk_mut`), Inventory(128) encode-fresh read 0.93 ->
+    /// 0.99x wincode and the nested workload's 0.686 -> 0.706x, though
+    /// neither writes a counted run into a slice (paired worker runs on a
+    /// Zen 2, 4-6 reps of 5 processes).
     #[inline(always)]
     fn put_counted32(&mut self, count: u32, src: &[u8], wide: bool) {
         let n = src.len();
