@@ -1,5 +1,7 @@
 //! The `Decode` trait.
 
+use core::mem::ManuallyDrop;
+
 use super::{DecodeError, DecodeLimits, Reader};
 
 /// A value that reads itself from untrusted bytes.
@@ -276,7 +278,22 @@ pub trait Decode<'de>: Sized {
             }
         } else {
             for _ in have..count {
-                vec.push(Self::decode_from(r)?);
+                // No call that may unwind between the value and its place.
+                // `vec.push(value)` grows through one, and must then hold
+                // the value's address to drop it if that unwinds: the value
+                // is then built in a stack slot and moved in by a call to
+                // `memmove` (the nested workload's 168-byte entities: 4 % of
+                // its decode samples, on the value's fresh stores). Here the
+                // room is made first, with the value not dropped if that
+                // unwinds (it leaks), and `push`'s own check is the compare
+                // the loop left on, known false: the fields are stored
+                // straight into the `Vec`. The room was reserved above, so
+                // the loop does not run.
+                let value = ManuallyDrop::new(Self::decode_from(r)?);
+                while vec.len() == vec.capacity() {
+                    grow_one(vec);
+                }
+                vec.push(ManuallyDrop::into_inner(value));
             }
         }
         Ok(())
@@ -312,6 +329,13 @@ impl<T> Then<T> for Push<'_, T> {
             push_grown(vec, value);
         }
     }
+}
+
+/// Room for one more element, out of line, off the decode's path.
+#[cold]
+#[inline(never)]
+fn grow_one<T>(vec: &mut Vec<T>) {
+    vec.reserve(1);
 }
 
 /// `Vec::push` where it must grow: out of line, off the decode's path.
