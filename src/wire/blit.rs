@@ -52,11 +52,7 @@ pub fn encode_blit_run<T: IntoBytes + Immutable + Encode, W: Sink>(items: &[T], 
             w.put_counted(items.len(), items.as_bytes(), wide);
         }
     } else {
-        if T::WIDE_COUNT {
-            w.put_u32_le(super::encode::wide_count(items.len()));
-        } else {
-            w.put_len(items.len());
-        }
+        super::encode::put_run_count::<T, W>(w, items.len());
         T::encode_slice(items, w);
     }
 }

@@ -20,6 +20,20 @@ pub(crate) fn run_count_len<T: Encode>(count: usize) -> usize {
     }
 }
 
+/// Writes the count of a run of `count` values of `T`: 4 bytes where `T`'s
+/// runs carry a wide count ([`Encode::WIDE_COUNT`]), else a varint.
+///
+/// # Panics
+/// As [`wide_count`].
+#[inline(always)]
+pub(crate) fn put_run_count<T: Encode, W: Sink>(w: &mut W, count: usize) {
+    if T::WIDE_COUNT {
+        w.put_u32_le(wide_count(count));
+    } else {
+        w.put_len(count);
+    }
+}
+
 /// A run's count as its 4-byte wire form ([`Encode::WIDE_COUNT`]).
 ///
 /// # Panics
@@ -186,11 +200,7 @@ pub trait Encode {
     where
         Self: Sized,
     {
-        if Self::WIDE_COUNT {
-            w.put_u32_le(wide_count(items.len()));
-        } else {
-            w.put_len(items.len());
-        }
+        put_run_count::<Self, W>(w, items.len());
         Self::encode_slice(items, w);
     }
 
