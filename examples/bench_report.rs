@@ -1114,7 +1114,11 @@ fn markdown(
          floor is what a hand-written encoder does: each field's bytes stored at a fixed \
          offset (Zao's 15-byte layout), and to decode, each field read from its offset, \
          with only the checks a safe decode cannot skip (the length, the stance's byte). \
-         Target (c) judges PlayerMoved and WorldSnapshot only; the rule of (a) uses every \
+         Inventory(128) (std's hasher) has a floor for encode-reuse and decode only: \
+         the owner, the count and 13 bytes per slot at fixed offsets, stored eight slots \
+         per length check; to decode, the length checked against the count and each slot \
+         inserted in wire order into a map made with room for all (docs/DECISIONS.md, \
+         \"The inventory has a floor\"). Target (c) judges PlayerMoved and WorldSnapshot only; the rule of (a) uses every \
          case's floor.",
         "**Wire bytes** are the body each library writes (Zao: without the message id).",
         "**Timing.** `[profile.bench]` builds with fat LTO and one codegen unit. Each \

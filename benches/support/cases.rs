@@ -11,7 +11,7 @@ use std::rc::Rc;
 use zao::{Decode, Encode};
 use zao_messages::{self as zm, samples};
 
-use super::harness::{Aligned, Case, Lib, Op, aligned_vec, rows};
+use super::harness::{self, Aligned, Case, Lib, Op, aligned_vec, rows};
 use super::libs::{
     self, BINCODE_FIXINT, Bincode, Bitcode, Json, Postcard, Prost, Raw, Rkyv, Rmp, Speedy, Wincode,
     Zao,
@@ -131,6 +131,7 @@ impl Kind {
                 let shared = Rc::new(peers::Inventory::from(&value));
                 same_type_rows(&mut case, &shared, value.clone());
                 peer_rows(&mut case, &shared, Some(pb::Inventory::from(&value)));
+                raw_inventory(&mut case, &shared);
             }
             Self::InventoryFixed(n) => {
                 let sample = samples::inventory(n);
@@ -265,6 +266,34 @@ where
     }
     rows::<Rmp, _>(case, value);
     rows::<Json, _>(case, value);
+}
+
+/// The raw floor's encode-reuse and decode rows of the inventory (see
+/// [`libs::raw_inventory_encode`]).
+fn raw_inventory(case: &mut Case, value: &Rc<peers::Inventory>) {
+    let wire = libs::raw_inventory_len(value.slots.len());
+    let mut dst = Aligned::zeroed(wire + harness::SLACK);
+    assert!(
+        libs::raw_inventory_encode(value, &mut dst),
+        "raw copy encode-reuse"
+    );
+    let bytes = Aligned::copy_of(&dst.as_ref()[..wire]);
+    assert_eq!(
+        libs::raw_inventory_decode(bytes.as_ref()).as_ref(),
+        Some(&**value),
+        "raw copy round trip"
+    );
+    case.wire.push((libs::RAW, wire));
+    let value = Rc::clone(value);
+    case.push(libs::RAW, Op::EncodeReuse, move || {
+        libs::raw_inventory_encode(
+            std::hint::black_box(&*value),
+            std::hint::black_box(&mut dst),
+        )
+    });
+    case.push(libs::RAW, Op::Decode, move || {
+        libs::raw_inventory_decode(std::hint::black_box(bytes.as_ref()))
+    });
 }
 
 /// The raw copy's rows, and its copy into a warmed `Vec`.

@@ -216,7 +216,7 @@ pub(crate) fn aligned_vec<T: Clone>(items: &[T]) -> Vec<T> {
 }
 
 /// Bytes of slack after the encoding in a reused destination.
-const SLACK: usize = 64;
+pub(crate) const SLACK: usize = 64;
 
 /// Encodes `value` with `L`, checks that it decodes back, and adds `L`'s
 /// encode-fresh, encode-reuse and decode rows, which read this very
