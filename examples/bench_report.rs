@@ -19,7 +19,10 @@
 //! median over the processes.
 //! Each process places every destination and decode input at its own offset
 //! within a 4 KiB page (the same offset for every library), so that no one
-//! heap layout's luck decides a row.
+//! heap layout's luck decides a row, and each runs its own build of the same
+//! code, linked with its own order of functions (profile `bench-layout`,
+//! lld's `--shuffle-sections`; `--one-layout` runs this binary in every
+//! process instead), so that no one code layout's luck decides one either.
 //! Allocations are counted in a separate pass, by `examples/bench_allocs.rs`
 //! under a counting allocator, so no timed row pays for the counting.
 //!
@@ -136,14 +139,22 @@ impl Filter {
 }
 
 enum Mode {
-    Report { save: Option<PathBuf> },
-    Worker { placement: usize },
+    Report {
+        save: Option<PathBuf>,
+        one_layout: bool,
+    },
+    Worker {
+        placement: usize,
+    },
     Iters(u64),
 }
 
 fn main() {
     let mut filter = Filter::default();
-    let mut mode = Mode::Report { save: None };
+    let mut mode = Mode::Report {
+        save: None,
+        one_layout: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
@@ -157,11 +168,14 @@ fn main() {
                 }
             }
             "--iters" => mode = Mode::Iters(value().parse().expect("--iters N")),
-            "--save" => {
-                mode = Mode::Report {
-                    save: Some(value().into()),
-                }
-            }
+            "--save" => match &mut mode {
+                Mode::Report { save, .. } => *save = Some(value().into()),
+                _ => panic!("--save is for the report"),
+            },
+            "--one-layout" => match &mut mode {
+                Mode::Report { one_layout, .. } => *one_layout = true,
+                _ => panic!("--one-layout is for the report"),
+            },
             "--case" => {
                 let name = value();
                 assert!(Kind::from_name(&name).is_some(), "no case {name:?}");
@@ -190,7 +204,7 @@ fn main() {
                 }
             }
         }
-        Mode::Report { save } => report(&filter, save.as_deref()),
+        Mode::Report { save, one_layout } => report(&filter, save.as_deref(), one_layout),
     }
 }
 
@@ -441,21 +455,25 @@ impl CaseResult {
     }
 }
 
-fn report(filter: &Filter, save: Option<&Path>) {
-    let started = Instant::now();
+fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let exe = std::env::current_exe().expect("own path");
     // The allocation pass first: a failure there costs no timing run.
     eprintln!("allocation pass");
     let allocs = allocation_counts(root);
+    let layouts = if one_layout {
+        Layouts::One(String::new())
+    } else {
+        layout_builds(root)
+    };
+    let started = Instant::now();
     let mut wire: Vec<(String, String, usize)> = Vec::new();
     // Every row's rounds, one list per process (its `time` line is their
     // median, so the report derives it rather than reading it).
     let mut rounds: Vec<(String, String, Op, Vec<Vec<f64>>)> = Vec::new();
     for p in 0..PROCESSES {
         eprintln!("process {} of {PROCESSES}", p + 1);
-        let out = Command::new(&exe)
+        let out = Command::new(layouts.exe(p))
             .arg("--worker")
             .args(["--placement".to_owned(), (p * PLACEMENT_STEP).to_string()])
             .args(filter.args())
@@ -560,7 +578,7 @@ fn report(filter: &Filter, save: Option<&Path>) {
         return;
     }
     let svg = svg(&results);
-    let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root);
+    let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root, &layouts);
     // Other tools own marked sections of the same file (zao-perf's
     // broadcast, snapshot_report): carry them over.
     let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
@@ -576,6 +594,85 @@ fn report(filter: &Filter, save: Option<&Path>) {
         "wrote BENCHMARKS.md and docs/bench.svg; measured in {run_secs:.1} s, total {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Which code layouts the worker processes run.
+enum Layouts {
+    /// Every process runs this binary (`--one-layout`, or no layout could
+    /// be built: the reason).
+    One(String),
+    /// Process `p` runs the binary at index `p`, linked with seed `p + 1`.
+    Each(Vec<PathBuf>),
+}
+
+impl Layouts {
+    fn exe(&self, p: usize) -> PathBuf {
+        match self {
+            Self::Each(exes) => exes[p % exes.len()].clone(),
+            Self::One(_) => std::env::current_exe().expect("own path"),
+        }
+    }
+}
+
+/// Builds one binary per worker process, each the bench profile's code
+/// linked with its own order of functions (lld's `--shuffle-sections`, seed
+/// `p + 1`), so that no one build's code placement decides a row
+/// (docs/DECISIONS.md, "Each worker process runs its own code layout").
+/// The builds go to `target/bench-layout/` (profile `bench-layout`); the
+/// first compiles the dependencies there, each later one only relinks
+/// this example. Needs `cargo` (run under `cargo run`) and lld (Rust's
+/// default linker on x86_64 Linux); without either, every process runs
+/// this binary, and the report says so.
+fn layout_builds(root: &Path) -> Layouts {
+    let Ok(cargo) = std::env::var("CARGO") else {
+        return Layouts::One("not run under `cargo run`".to_owned());
+    };
+    let dir = root.join("target").join("bench-layout").join("layouts");
+    if let Err(e) = fs::create_dir_all(&dir) {
+        return Layouts::One(format!("cannot create {}: {e}", dir.display()));
+    }
+    let mut exes = Vec::new();
+    for p in 0..PROCESSES {
+        let seed = p + 1;
+        eprintln!("layout build {seed} of {PROCESSES}");
+        let out = Command::new(&cargo)
+            .current_dir(root)
+            .args([
+                "rustc",
+                "--quiet",
+                "--profile",
+                "bench-layout",
+                "--example",
+                "bench_report",
+                "--message-format",
+                "json-render-diagnostics",
+                "--",
+                "-C",
+            ])
+            .arg(format!("link-arg=-Wl,--shuffle-sections=.text*={seed}"))
+            .stderr(Stdio::inherit())
+            .output();
+        let built = out.ok().filter(|o| o.status.success()).and_then(|o| {
+            String::from_utf8(o.stdout)
+                .ok()?
+                .lines()
+                .filter(|l| l.contains("\"compiler-artifact\"") && l.contains("bench_report"))
+                .find_map(|l| {
+                    let at = l.find("\"executable\":\"")? + "\"executable\":\"".len();
+                    let rest = l.get(at..)?;
+                    Some(PathBuf::from(rest.get(..rest.find('"')?)?))
+                })
+        });
+        let Some(built) = built else {
+            return Layouts::One(format!("layout build {seed} failed"));
+        };
+        let exe = dir.join(format!("bench_report-{seed}"));
+        if let Err(e) = fs::copy(&built, &exe) {
+            return Layouts::One(format!("cannot copy {}: {e}", built.display()));
+        }
+        exes.push(exe);
+    }
+    Layouts::Each(exes)
 }
 
 /// Runs `examples/bench_allocs.rs` and parses its counts: `(case, library,
@@ -976,6 +1073,7 @@ fn markdown(
     run_secs: f64,
     load: &str,
     root: &Path,
+    layouts: &Layouts,
 ) -> String {
     let mut md = String::new();
     let w = &mut md;
@@ -1015,11 +1113,26 @@ fn markdown(
     writeln!(w, "- Crates (from Cargo.lock): {}", crate_versions(root)).unwrap();
     writeln!(
         w,
-        "- Run: {PROCESSES} worker processes one after another, each {ROUNDS} interleaved \
+        "- Run: {PROCESSES} worker processes one after another, {}, each {ROUNDS} interleaved \
          rounds of ~{} ms batches per row (median kept); each time below is the median of \
          the {PROCESSES} processes, ± half their range; each ratio a target judges is \
          paired round by round (see Method), with its lowest and highest process; \
          measured in {run_secs:.0} s.\n",
+        match layouts {
+            Layouts::Each(_) => format!(
+                "each from its own build of the same code, linked with its own order of \
+                 functions (`--shuffle-sections` seeds 1–{PROCESSES})"
+            ),
+            Layouts::One(why) if why.is_empty() => {
+                "**all from one build** (`--one-layout`): rows within a few % of 1.00× may \
+                 follow that build's code placement"
+                    .to_owned()
+            }
+            Layouts::One(why) => format!(
+                "**all from one build** ({why}): rows within a few % of 1.00× may follow \
+                 that build's code placement"
+            ),
+        },
         BATCH.as_millis()
     )
     .unwrap();
@@ -1114,7 +1227,7 @@ fn markdown(
          floor is what a hand-written encoder does: each field's bytes stored at a fixed \
          offset (Zao's 15-byte layout), and to decode, each field read from its offset, \
          with only the checks a safe decode cannot skip (the length, the stance's byte). \
-         Inventory(128) (std's hasher) has a floor for encode-reuse and decode only: \
+         Inventory(128) has a floor for encode-reuse (and, under std's hasher, decode): \
          the owner, the count and 13 bytes per slot at fixed offsets, stored eight slots \
          per length check; to decode, the length checked against the count and each slot \
          inserted in wire order into a map made with room for all (docs/DECISIONS.md, \
@@ -1141,7 +1254,13 @@ fn markdown(
          the rest of the binary pushes it, and its time moved by up to 40 % between \
          two builds that changed only Zao's code (wincode's fixed-hasher Inventory \
          encode: 96–102 ns in one, 134–141 ns in the other); aligned, the peers' rows \
-         of the two builds agree within their process spread (`docs/DECISIONS.md`).",
+         of the two builds agree within their process spread (`docs/DECISIONS.md`). \
+         Aligned code still moves a row by up to 10 % with where each function lands \
+         relative to the others (the same instructions, by callgrind's count), for \
+         Zao and the peers alike, so each worker process runs its own build: the \
+         same code, linked with its own order of functions (lld's \
+         `--shuffle-sections`, one seed per process, profile `bench-layout`), and a \
+         row's median is taken over layouts as well as over buffer placements.",
         "**Noise.** Rows near 1 ns measure loop throughput, a few CPU cycles: they move \
          by a few tenths of a nanosecond between runs and buffer offsets. The \
          ± column shows how far the processes disagreed; compare within one report, \

@@ -443,21 +443,26 @@ impl Lib<peers::PlayerInput> for Raw {
 /// order. Encoding checks the destination's length once, then stores each
 /// field; decoding checks the length against the count, then reads each
 /// slot and inserts it, in wire order, into a map made with room for all of
-/// them (a map with std's randomly seeded hasher: no order of the slots
-/// meets its buckets in order). Every codec has this iteration, these
-/// stores and these inserts to make; this is the floor under them. Only
-/// these two forms: a hand-written one-call encoder was slower than the
-/// peers' (docs/DECISIONS.md, "The inventory has a floor").
+/// them (with std's randomly seeded hasher no order of the slots meets the
+/// new map's buckets in order). Every codec has this iteration, these
+/// stores and these inserts to make; this is the floor under them. No
+/// one-call encoder: a hand-written one was slower than the peers'
+/// (docs/DECISIONS.md, "The inventory has a floor").
 #[inline(always)]
-pub(crate) fn raw_inventory_encode(value: &peers::Inventory, dst: &mut Aligned) -> bool {
-    put_inventory(value.owner, &value.slots, dst.as_mut())
+pub(crate) fn raw_inventory_encode<S>(
+    owner: u32,
+    slots: &std::collections::HashMap<u32, peers::ItemStack, S>,
+    dst: &mut Aligned,
+) -> bool {
+    put_inventory(owner, slots, dst.as_mut())
 }
 
 /// Decodes the raw `Inventory` form; see [`raw_inventory_encode`].
 #[inline(always)]
-pub(crate) fn raw_inventory_decode(bytes: &[u8]) -> Option<peers::Inventory> {
-    let (owner, slots) = take_inventory(bytes)?;
-    Some(peers::Inventory { owner, slots })
+pub(crate) fn raw_inventory_decode<S: std::hash::BuildHasher + Default>(
+    bytes: &[u8],
+) -> Option<(u32, std::collections::HashMap<u32, peers::ItemStack, S>)> {
+    take_inventory(bytes)
 }
 
 /// The raw `Inventory` form's length for `slots` slots.
