@@ -456,13 +456,14 @@ impl CaseResult {
 }
 
 fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
+    let begun = Instant::now();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     // The allocation pass first: a failure there costs no timing run.
     eprintln!("allocation pass");
     let allocs = allocation_counts(root);
     let layouts = if one_layout {
-        Layouts::One(String::new())
+        Layouts::One("`--one-layout`".to_owned())
     } else {
         layout_builds(root)
     };
@@ -592,14 +593,14 @@ fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
     fs::write(root.join("BENCHMARKS.md"), markdown).expect("write BENCHMARKS.md");
     println!(
         "wrote BENCHMARKS.md and docs/bench.svg; measured in {run_secs:.1} s, total {:.1} s",
-        started.elapsed().as_secs_f64()
+        begun.elapsed().as_secs_f64()
     );
 }
 
 /// Which code layouts the worker processes run.
 enum Layouts {
-    /// Every process runs this binary (`--one-layout`, or no layout could
-    /// be built: the reason).
+    /// Every process runs this binary, for this reason (`--one-layout`, or
+    /// why no layout could be built).
     One(String),
     /// Process `p` runs the binary at index `p`, linked with seed `p + 1`.
     Each(Vec<PathBuf>),
@@ -608,7 +609,7 @@ enum Layouts {
 impl Layouts {
     fn exe(&self, p: usize) -> PathBuf {
         match self {
-            Self::Each(exes) => exes[p % exes.len()].clone(),
+            Self::Each(exes) => exes[p].clone(),
             Self::One(_) => std::env::current_exe().expect("own path"),
         }
     }
@@ -652,16 +653,13 @@ fn layout_builds(root: &Path) -> Layouts {
             .arg(format!("link-arg=-Wl,--shuffle-sections=.text*={seed}"))
             .stderr(Stdio::inherit())
             .output();
+        // Cargo's JSON messages: the example's artifact names its binary.
         let built = out.ok().filter(|o| o.status.success()).and_then(|o| {
-            String::from_utf8(o.stdout)
-                .ok()?
-                .lines()
-                .filter(|l| l.contains("\"compiler-artifact\"") && l.contains("bench_report"))
-                .find_map(|l| {
-                    let at = l.find("\"executable\":\"")? + "\"executable\":\"".len();
-                    let rest = l.get(at..)?;
-                    Some(PathBuf::from(rest.get(..rest.find('"')?)?))
-                })
+            o.stdout.split(|&b| b == b'\n').find_map(|line| {
+                let m: serde_json::Value = serde_json::from_slice(line).ok()?;
+                (m["reason"] == "compiler-artifact" && m["target"]["name"] == "bench_report")
+                    .then(|| m["executable"].as_str().map(PathBuf::from))?
+            })
         });
         let Some(built) = built else {
             return Layouts::One(format!("layout build {seed} failed"));
@@ -1123,11 +1121,6 @@ fn markdown(
                 "each from its own build of the same code, linked with its own order of \
                  functions (`--shuffle-sections` seeds 1–{PROCESSES})"
             ),
-            Layouts::One(why) if why.is_empty() => {
-                "**all from one build** (`--one-layout`): rows within a few % of 1.00× may \
-                 follow that build's code placement"
-                    .to_owned()
-            }
             Layouts::One(why) => format!(
                 "**all from one build** ({why}): rows within a few % of 1.00× may follow \
                  that build's code placement"
@@ -1255,7 +1248,7 @@ fn markdown(
          two builds that changed only Zao's code (wincode's fixed-hasher Inventory \
          encode: 96–102 ns in one, 134–141 ns in the other); aligned, the peers' rows \
          of the two builds agree within their process spread (`docs/DECISIONS.md`). \
-         Aligned code still moves a row by up to 10 % with where each function lands \
+         Aligned code still moves a row by up to 12 % with where each function lands \
          relative to the others (the same instructions, by callgrind's count), for \
          Zao and the peers alike, so each worker process runs its own build: the \
          same code, linked with its own order of functions (lld's \
