@@ -1201,7 +1201,7 @@ fn markdown(
         "**encode-reuse** writes into a buffer the caller keeps: Zao `encode(&mut [u8])`, \
          bitcode `Buffer::encode`, bincode `encode_into_slice`, postcard `to_slice`, \
          speedy `write_to_buffer`, wincode `serialize_into(&mut [u8])`, rkyv \
-         `to_bytes_in_with_alloc` into a cleared `AlignedVec` with a reused `Arena`, \
+         `to_bytes_in_with_alloc` through a `Buffer` over such a slice, with a reused `Arena`, \
          prost / rmp-serde / serde_json into a cleared `Vec`. **encode-fresh** is each \
          library's one-call encode into a new buffer (Zao `to_vec`).",
         "**decode** builds an owned value and drops it: Zao `decode`, bitcode `decode`, \
