@@ -497,9 +497,8 @@ pub(crate) fn raw_inventory_encode<S>(
 pub(crate) fn raw_inventory_decode<S: std::hash::BuildHasher + Default>(
     bytes: &[u8],
 ) -> Option<(u32, std::collections::HashMap<u32, peers::ItemStack, S>)> {
-    let (head, rest) = bytes.split_first_chunk::<8>()?;
-    let (owner, count) = head.split_first_chunk::<4>()?;
-    let count = u32::from_le_bytes(*<&[u8; 4]>::try_from(count).ok()?) as usize;
+    let (&[o0, o1, o2, o3, n0, n1, n2, n3], rest) = bytes.split_first_chunk::<8>()?;
+    let count = u32::from_le_bytes([n0, n1, n2, n3]) as usize;
     let (run, []) = rest.as_chunks::<SLOT>() else {
         return None;
     };
@@ -507,20 +506,16 @@ pub(crate) fn raw_inventory_decode<S: std::hash::BuildHasher + Default>(
         return None;
     }
     let mut slots = std::collections::HashMap::with_capacity_and_hasher(count, S::default());
-    for slot in run {
-        let (key, rest) = slot.split_first_chunk::<4>()?;
-        let (item, rest) = rest.split_first_chunk::<4>()?;
-        let (count, rest) = rest.split_first_chunk::<2>()?;
-        let (durability, rest) = rest.split_first_chunk::<2>()?;
+    for &[k0, k1, k2, k3, i0, i1, i2, i3, c0, c1, d0, d1, flags] in run {
         let stack = peers::ItemStack {
-            item: u32::from_le_bytes(*item),
-            count: u16::from_le_bytes(*count),
-            durability: u16::from_le_bytes(*durability),
-            flags: *rest.first()?,
+            item: u32::from_le_bytes([i0, i1, i2, i3]),
+            count: u16::from_le_bytes([c0, c1]),
+            durability: u16::from_le_bytes([d0, d1]),
+            flags,
         };
-        slots.insert(u32::from_le_bytes(*key), stack);
+        slots.insert(u32::from_le_bytes([k0, k1, k2, k3]), stack);
     }
-    Some((u32::from_le_bytes(*owner), slots))
+    Some((u32::from_le_bytes([o0, o1, o2, o3]), slots))
 }
 
 /// The raw `Inventory` form's length for `slots` slots.
