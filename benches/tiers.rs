@@ -74,7 +74,7 @@ fn plain_nested(c: &mut Criterion) {
         velocity: (1.5, 0.0, -2.5),
         yaw: 0.5,
     };
-    let bytes = value.to_vec();
+    let bytes = value.to_encoded_vec();
     assert_eq!(Transform::decode(&bytes).as_ref(), Ok(&value));
     let mut group = c.benchmark_group("Transform (plain data nested in plain data)");
     group.bench_function(BenchmarkId::new("decode", "zao"), |b| {

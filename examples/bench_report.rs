@@ -1203,7 +1203,7 @@ fn markdown(
          speedy `write_to_buffer`, wincode `serialize_into(&mut [u8])`, rkyv \
          `to_bytes_in_with_alloc` through a `Buffer` over such a slice, with a reused `Arena`, \
          prost / rmp-serde / serde_json into a cleared `Vec`. **encode-fresh** is each \
-         library's one-call encode into a new buffer (Zao `to_vec`).",
+         library's one-call encode into a new buffer (Zao `to_encoded_vec`).",
         "**decode** builds an owned value and drops it: Zao `decode`, bitcode `decode`, \
          bincode `decode_from_slice` (standard config), postcard `from_bytes`, speedy \
          `read_from_buffer`, wincode `deserialize`, rkyv `from_bytes` (bytecheck \

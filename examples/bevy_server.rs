@@ -146,7 +146,7 @@ fn connections(
     }
 }
 
-fn print_received<T: zao::Message + Send + Sync + 'static>(
+fn print_received<T: zao::NetMessage + Send + Sync + 'static>(
     mut messages: MessageReader<FromClient<T>>,
     mut received: ResMut<Received>,
 ) {

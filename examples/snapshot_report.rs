@@ -46,7 +46,7 @@ use zao::proto::{
 };
 use zao::sim::{LinkSpec, Sim, SimClient, SimClientConfig, SimServerConfig};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, Encode, Message, Snapshot, SnapshotItem};
+use zao::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 use zao_messages::{EntitySnapshot, EntityState};
 
 use world::World;
@@ -81,7 +81,7 @@ struct FloatState {
 }
 
 /// The full snapshot of the `f32` world.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message, Snapshot)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage, Snapshot)]
 #[zao(id = 40)]
 struct FloatSnapshot {
     #[zao(tick)]

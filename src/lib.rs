@@ -9,9 +9,9 @@
 //! ## Quick start
 //!
 //! ```
-//! use zao::{Decode, Encode, Message};
+//! use zao::{Decode, Encode, NetMessage};
 //!
-//! #[derive(Debug, PartialEq, Encode, Decode, Message)]
+//! #[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 //! #[zao(id = 7)]
 //! struct Chat {
 //!     from: u32,
@@ -72,7 +72,7 @@
 //! }
 //!
 //! let hits = vec![Hit { target: 1, damage: 2.5 }; 100];
-//! let bytes = hits.to_vec();
+//! let bytes = hits.to_encoded_vec();
 //! assert_eq!(bytes.len(), 4 + 100 * 8); // a 4-byte count, then the run
 //! assert_eq!(Vec::<Hit>::decode(&bytes)?, hits);
 //! # Ok::<(), zao::DecodeError>(())
@@ -92,7 +92,7 @@
 //!   with your own [`DecodeLimits`]. Errors are a small enum, [`DecodeError`].
 //! - [`Writer`] and [`Reader`]: cursors over caller buffers, and the
 //!   primitives (`put_u32_le`, `get_varint`, ...) for hand-written impls.
-//! - [`Message`]: a stable id (`#[zao(id = N)]`) and a [`Schema`] fingerprint
+//! - [`NetMessage`]: a stable id (`#[zao(id = N)]`) and a [`Schema`] fingerprint
 //!   that changes when a field's name, type or order changes, at any depth.
 //!   [`encode_message`] / [`decode_message`] / [`split_message`] frame
 //!   `id + body`.
@@ -104,7 +104,7 @@
 //!   a reader skips fields a newer writer appended and defaults fields an
 //!   older writer did not send (fields must implement `Default`).
 //! - `#[zao(tag = N)]` or `= N` on every enum variant: explicit wire tags.
-//! - `#[zao(id = N)]` with `#[derive(Message)]`: the message id.
+//! - `#[zao(id = N)]` with `#[derive(NetMessage)]`: the message id.
 //!
 //! ## Wire format
 //!
@@ -142,7 +142,7 @@
 //! use std::time::Duration;
 //! use zao::proto::{Channel, Direction, Protocol};
 //! use zao::quic::{Certificate, Client, ClientConfig, Server, ServerConfig, ServerEvent, Target};
-//! # #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 //! # #[zao(id = 7)]
 //! # struct Chat { text: String }
 //!
@@ -190,7 +190,7 @@
 //! use std::time::Duration;
 //! use zao::proto::{Channel, ClientEvent, Direction, Protocol, Target};
 //! use zao::sim::{LinkSpec, Sim, SimClientConfig, SimServerConfig};
-//! # #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 //! # #[zao(id = 7)]
 //! # struct Chat { text: String }
 //!
@@ -239,10 +239,10 @@
 //! ```
 //! use bevy_app::App;
 //! use zao::bevy::{AppZaoExt, Channel, ChannelKind, Direction};
-//! # use zao::{Decode, Encode, Message};
-//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 7)] struct Chat { text: String }
-//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 8)] struct Aim { yaw: f32 }
-//! # #[derive(Clone, Encode, Decode, Message)] #[zao(id = 9)] struct MapChunk { bytes: Vec<u8> }
+//! # use zao::{Decode, Encode, NetMessage};
+//! # #[derive(Clone, Encode, Decode, NetMessage)] #[zao(id = 7)] struct Chat { text: String }
+//! # #[derive(Clone, Encode, Decode, NetMessage)] #[zao(id = 8)] struct Aim { yaw: f32 }
+//! # #[derive(Clone, Encode, Decode, NetMessage)] #[zao(id = 9)] struct MapChunk { bytes: Vec<u8> }
 //!
 //! fn protocol(app: &mut App) {
 //!     app.add_zao_channel_with_priority("chat", ChannelKind::ReliableOrdered, 10)
@@ -344,7 +344,7 @@
 //!
 //! Write `ToClients<T>` / `ToServer<T>` messages (a failure comes back as a
 //! [`bevy::SendFailed`] message), or use the system parameters
-//! [`bevy::ZaoSender`] / [`bevy::ZaoClientSender`], which encode a borrowed
+//! [`bevy::ZaoServerSender`] / [`bevy::ZaoClientSender`], which encode a borrowed
 //! value straight into the transport and return a `Result`. A
 //! [`bevy::SendTarget`] is all, one, all but one, a list, or a room
 //! ([`bevy::ZaoServer::join`]); whatever the target, a message is encoded
@@ -352,11 +352,11 @@
 //!
 //! ```
 //! use bevy_ecs::prelude::*;
-//! use zao::bevy::{FromClient, SendTarget, ZaoSender, ZaoServer};
-//! # #[derive(Clone, zao::Encode, zao::Decode, zao::Message)] #[zao(id = 7)] struct Chat { text: String }
+//! use zao::bevy::{FromClient, SendTarget, ZaoServerSender, ZaoServer};
+//! # #[derive(Clone, zao::Encode, zao::Decode, zao::NetMessage)] #[zao(id = 7)] struct Chat { text: String }
 //!
 //! /// Team chat: each player's line to their team's room.
-//! fn team_chat(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoSender) {
+//! fn team_chat(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoServerSender) {
 //!     for m in heard.read() {
 //!         let room = if m.client.0 % 2 == 0 { "red" } else { "blue" };
 //!         if let Err(e) = sender.send(&m.message, SendTarget::Room(room.into())) {
@@ -376,7 +376,7 @@
 //! a declared range and precision, bit-packed) travels as deltas
 //! (docs/WIRE.md §12.10). Register it with
 //! [`bevy::AppZaoExt::add_zao_delta_snapshot`]; the server calls
-//! [`bevy::ZaoSender::send_delta_snapshot`] each tick, and each client gets
+//! [`bevy::ZaoServerSender::send_delta_snapshot`] each tick, and each client gets
 //! the tick encoded against the newest snapshot it acknowledged — clients
 //! that acknowledged the same one share one encode. A client App reads
 //! [`bevy::ZaoSnapshots`]: `interpolated()` gives every entity's state at
@@ -387,11 +387,11 @@
 //!
 //! ```
 //! use bevy_ecs::prelude::*;
-//! use zao::bevy::{SendTarget, ZaoSender, ZaoSnapshots};
+//! use zao::bevy::{SendTarget, ZaoServerSender, ZaoSnapshots};
 //! use zao_messages::{EntitySnapshot, EntityState};
 //!
 //! /// Server: the world, once a tick, to everyone.
-//! fn broadcast(mut sender: ZaoSender, mut tick: Local<u32>) {
+//! fn broadcast(mut sender: ZaoServerSender, mut tick: Local<u32>) {
 //!     *tick += 1;
 //!     let world = EntitySnapshot { tick: *tick, entities: vec![] };
 //!     let _ = sender.send_delta_snapshot(&world, SendTarget::All);
@@ -445,7 +445,7 @@
 //! use zao::inspect::Inspector;
 //! use zao::proto::{Channel, Direction, Protocol};
 //!
-//! #[derive(zao::Encode, zao::Decode, zao::Message)]
+//! #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 //! #[zao(id = 3)]
 //! struct Hit { target: u32, damage: f32, crit: bool }
 //!
@@ -465,7 +465,7 @@
 //!
 //! ## Cargo features
 //!
-//! - `derive` (default): `#[derive(Encode, Decode, Message)]`, and the
+//! - `derive` (default): `#[derive(Encode, Decode, NetMessage)]`, and the
 //!   sans-IO session protocol, [`proto`], whose messages derive them.
 //!   Without it (`--no-default-features`), zao is the codec alone:
 //!   [`Encode`], [`Decode`], [`Writer`], [`Reader`] and their impls.
@@ -501,16 +501,17 @@ pub mod sim;
 pub mod wire;
 
 pub use wire::{
-    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Reader, Schema, Sink, Writer,
-    decode_message, encode_message, encode_message_to, message_len, split_message, varint_len,
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, NetMessage, Reader, Schema, Sink,
+    Writer, decode_message, encode_message, encode_message_to, message_len, split_message,
+    varint_len,
 };
 #[cfg(feature = "derive")]
-pub use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
+pub use zao_derive::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 // zao's own types derive their impls whether or not the feature re-exports
 // the derives.
 #[cfg(not(feature = "derive"))]
 #[allow(unused_imports)]
-pub(crate) use zao_derive::{Decode, Encode, Message, Snapshot, SnapshotItem};
+pub(crate) use zao_derive::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 
 /// zerocopy, re-exported for blittable types: derive its traits with
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.

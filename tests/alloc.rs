@@ -130,10 +130,10 @@ fn decode_in_place_into_a_warmed_value_allocates_nothing() {
     let mut inventory = samples::inventory(256);
     let mut input = samples::player_input();
     for _ in 0..50 {
-        let s = rng.world_snapshot(true).to_vec();
-        let e = rng.spawn_entity(true).to_vec();
-        let i = rng.inventory().to_vec();
-        let p = rng.player_input(true).to_vec();
+        let s = rng.world_snapshot(true).to_encoded_vec();
+        let e = rng.spawn_entity(true).to_encoded_vec();
+        let i = rng.inventory().to_encoded_vec();
+        let p = rng.player_input(true).to_encoded_vec();
         assert_no_alloc("decode_in_place", || {
             snapshot.decode_in_place(&s).unwrap();
             spawn.decode_in_place(&e).unwrap();
@@ -173,14 +173,14 @@ fn decode_in_place_into_a_warmed_value_allocates_nothing() {
                 Event::Idle => Event::Idle,
             })
             .collect();
-        let bytes = next.to_vec();
+        let bytes = next.to_encoded_vec();
         assert_no_alloc("Vec<Event> decode_in_place", || {
             warm.decode_in_place(&bytes).unwrap();
         });
         assert_eq!(warm, next);
     }
     // Borrowed decode never allocates.
-    let bytes = samples::spawn_entity().to_vec();
+    let bytes = samples::spawn_entity().to_encoded_vec();
     let borrowed = assert_no_alloc("SpawnEntityRef", || SpawnEntityRef::decode(&bytes).unwrap());
     assert_eq!(borrowed.name, "Goblin");
 }
@@ -193,7 +193,7 @@ fn hostile_length_claims_allocate_nothing_before_the_error() {
         bytes.push(b'x'); // C3: one byte follows
         let mut snapshot = vec![1, 0, 0, 0];
         snapshot.extend_from_slice(&bytes);
-        let mut spawn = samples::spawn_entity().to_vec();
+        let mut spawn = samples::spawn_entity().to_encoded_vec();
         spawn.truncate(34);
         spawn.extend_from_slice(&bytes);
         assert_no_alloc("claims", || {
@@ -233,8 +233,8 @@ fn short_runs_allocate_exactly_their_values() {
     {
         let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
         // Followed by 16 bytes no bool could be, and alone.
-        let followed = (items.clone(), [7u8; 16]).to_vec();
-        let alone = items.to_vec();
+        let followed = (items.clone(), [7u8; 16]).to_encoded_vec();
+        let alone = items.to_encoded_vec();
         for (bytes, what) in [(&followed[..], "followed"), (&alone[..], "alone")] {
             let decode = |limits| {
                 let mut r = zao::Reader::with_limits(bytes, limits);
@@ -293,7 +293,7 @@ fn a_hash_map_is_charged_its_real_table() {
         V: Encode + for<'de> Decode<'de> + PartialEq + std::fmt::Debug,
     {
         let map: HashMap<K, V> = entries.collect();
-        let bytes = map.to_vec();
+        let bytes = map.to_encoded_vec();
         let unlimited = DecodeLimits::DANGEROUS_UNLIMITED;
         let (back, _, allocated) =
             counted(|| HashMap::<K, V>::decode_with_limits(&bytes, unlimited));
@@ -370,7 +370,9 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
             .map(|i| vec![i as u8; if i == big { len } else { 8 }])
             .collect()
     };
-    let vecs: Vec<Vec<u8>> = (0..4).map(|big| slots(big, 6000).to_vec()).collect();
+    let vecs: Vec<Vec<u8>> = (0..4)
+        .map(|big| slots(big, 6000).to_encoded_vec())
+        .collect();
     run::<Vec<Vec<u8>>>(&vecs, 10_000);
     let strings: Vec<Vec<u8>> = (0..4)
         .map(|big| {
@@ -378,7 +380,7 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
                 .into_iter()
                 .map(|v| "x".repeat(v.len()))
                 .collect();
-            s.to_vec()
+            s.to_encoded_vec()
         })
         .collect();
     run::<Vec<String>>(&strings, 10_000);
@@ -391,7 +393,7 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
                         .collect()
                 })
                 .collect();
-            m.to_vec()
+            m.to_encoded_vec()
         })
         .collect();
     run::<Vec<HashMap<u16, u64>>>(&maps, 16_000);
@@ -402,7 +404,7 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
                 .into_iter()
                 .map(|v| Event::Chat("x".repeat(v.len())))
                 .collect();
-            e.to_vec()
+            e.to_encoded_vec()
         })
         .collect();
     run::<Vec<Event>>(&events, 10_000);
@@ -415,7 +417,7 @@ fn a_value_decoded_in_place_never_holds_more_than_the_budget() {
 #[test]
 fn random_input_allocation_stays_within_the_budget() {
     fn check<T: Encode + for<'de> Decode<'de>>(value: &T, rng: &mut Rng, refused: &mut usize) {
-        let bytes = value.to_vec();
+        let bytes = value.to_encoded_vec();
         let limits = DecodeLimits {
             max_alloc: 64 + rng.below(16 * 1024),
             ..DecodeLimits::DEFAULT

@@ -32,16 +32,16 @@ use zao::bevy::{
     DisconnectReason, Disconnected, FromClient, FromServer, RefuseReason, SendFailed, SendTarget,
     ServerStartFailed, ServerStarted, ServerStopped, StartError, ToClients, ToServer, ZaoClient,
     ZaoClientPlugin, ZaoClientSender, ZaoClientSettings, ZaoClientState, ZaoCommandsExt,
-    ZaoProtocol, ZaoSendError, ZaoSender, ZaoServer, ZaoServerPlugin, ZaoServerSettings,
+    ZaoProtocol, ZaoSendError, ZaoServer, ZaoServerPlugin, ZaoServerSender, ZaoServerSettings,
     ZaoServerState, client_connected, client_just_connected, client_just_disconnected,
     server_running,
 };
 use zao::proto::{
-    AuthCallback, CloseCode, Identity, LOCAL_ADDR, Limits, SendError, ServerEvent, Side, Target,
+    AuthCallback, CloseCode, ClosedBy, Identity, LOCAL_ADDR, Limits, SendError, ServerEvent, Target,
 };
 use zao::quic::{Certificate, Server, ServerConfig};
 use zao::sim::LinkSpec;
-use zao::{Decode, Encode, Message};
+use zao::{Decode, Encode, NetMessage};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples,
 };
@@ -409,7 +409,7 @@ fn leaving_and_kicks_are_messages_with_their_reasons() {
                 client,
                 reason:
                     DisconnectReason::Closed {
-                        by: Side::Peer,
+                        by: ClosedBy::Peer,
                         reason,
                         ..
                     },
@@ -434,7 +434,7 @@ fn leaving_and_kicks_are_messages_with_their_reasons() {
             Disconnected {
                 reason:
                     DisconnectReason::Closed {
-                        by: Side::Peer,
+                        by: ClosedBy::Peer,
                         code: CloseCode::Kicked,
                         reason,
                     },
@@ -533,7 +533,7 @@ fn clients_are_entities_with_stats_and_identity_and_despawning_one_kicks_it() {
             Disconnected {
                 reason:
                     DisconnectReason::Closed {
-                        by: Side::Peer,
+                        by: ClosedBy::Peer,
                         code: CloseCode::Kicked,
                         ..
                     },
@@ -811,7 +811,7 @@ fn states_follow_the_lifecycle_started_and_stopped_from_systems() {
 }
 
 /// A chat line stamped with the virtual time it was sent (µs).
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 40)]
 struct Chat {
     seq: u32,
@@ -819,7 +819,7 @@ struct Chat {
 }
 
 /// A map chunk: 200 kB.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 41)]
 struct MapChunk {
     seq: u32,
@@ -918,24 +918,26 @@ fn send_results_and_failures_reach_game_code() {
     collect::<FromServer<SpawnEntity>>(net.client_app(i));
     let id = net.connect_all(LIMIT)[0];
 
-    // ZaoSender: a result at once, no copy of the message.
+    // ZaoServerSender: a result at once, no copy of the message.
     net.server.init_resource::<Results>();
     let ghost = ClientId(999);
     let run = move |world: &mut World| {
         world
-            .run_system_once(move |mut sender: ZaoSender, mut results: ResMut<Results>| {
-                results.0.push(sender.send(&spawn(1), id));
-                results.0.push(sender.send(&spawn(2), ghost));
-                // PlayerInput goes client to server only.
-                results
-                    .0
-                    .push(sender.send(&samples::player_input(), SendTarget::All));
-                let big = Inventory {
-                    owner: 1,
-                    ..samples::inventory(40_000)
-                };
-                results.0.push(sender.send(&big, id));
-            })
+            .run_system_once(
+                move |mut sender: ZaoServerSender, mut results: ResMut<Results>| {
+                    results.0.push(sender.send(&spawn(1), id));
+                    results.0.push(sender.send(&spawn(2), ghost));
+                    // PlayerInput goes client to server only.
+                    results
+                        .0
+                        .push(sender.send(&samples::player_input(), SendTarget::All));
+                    let big = Inventory {
+                        owner: 1,
+                        ..samples::inventory(40_000)
+                    };
+                    results.0.push(sender.send(&big, id));
+                },
+            )
             .unwrap();
     };
     run(net.server.world_mut());
@@ -943,7 +945,9 @@ fn send_results_and_failures_reach_game_code() {
     assert_eq!(results[0], Ok(()));
     assert_eq!(
         results[1],
-        Err(ZaoSendError::Transport(SendError::NotConnected(ghost)))
+        Err(ZaoSendError::Transport(SendError::ClientNotConnected(
+            ghost
+        )))
     );
     assert_eq!(
         results[2],
@@ -977,7 +981,7 @@ fn send_results_and_failures_reach_game_code() {
         collected::<SendFailed>(&net.server),
         &[SendFailed {
             message: SpawnEntity::NAME,
-            error: ZaoSendError::Transport(SendError::NotConnected(ghost)),
+            error: ZaoSendError::Transport(SendError::ClientNotConnected(ghost)),
         }]
     );
     // A client that is not connected cannot send, and is told so.
@@ -1064,7 +1068,7 @@ fn rooms_and_lists_reach_their_members_only() {
 
 /// The game's server logic, the same whoever the client is: every chat
 /// line is echoed to everyone, with the sender's id.
-fn echo(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoSender) {
+fn echo(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoServerSender) {
     for m in heard.read() {
         let echo = Chat {
             seq: m.message.seq,

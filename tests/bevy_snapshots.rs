@@ -1,5 +1,5 @@
 //! Delta snapshots through the Bevy plugin, on the simulated network: the
-//! server App sends its world with `ZaoSender::send_delta_snapshot` every
+//! server App sends its world with `ZaoServerSender::send_delta_snapshot` every
 //! update; each client App reads `ZaoSnapshots<T>` (interpolated states
 //! through the jitter buffer) and `SnapshotApplied<T>` (raw chunks).
 
@@ -15,7 +15,7 @@ use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
 use glam::Vec3;
 use zao::bevy::testing::{ZaoTestNet, collect, collected};
-use zao::bevy::{AppZaoExt, JitterConfig, SnapshotApplied, ZaoSender, ZaoSnapshots};
+use zao::bevy::{AppZaoExt, JitterConfig, SnapshotApplied, ZaoServerSender, ZaoSnapshots};
 use zao::sim::LinkSpec;
 use zao_messages::{EntitySnapshot, EntityState};
 
@@ -45,7 +45,7 @@ struct Sent {
     tick: u32,
 }
 
-fn broadcast(mut send: ZaoSender, mut sent: ResMut<Sent>) {
+fn broadcast(mut send: ZaoServerSender, mut sent: ResMut<Sent>) {
     if !send.is_running() {
         return;
     }

@@ -16,13 +16,13 @@ use zao::proto::{
     Channel, ChannelKind, ClientEvent, Direction, Limits, Protocol, Received, ServerEvent, Target,
 };
 use zao::sim::{LinkSpec, Sim, SimClient, SimClientConfig, SimServer, SimServerConfig};
-use zao::{Decode, Encode, Message};
+use zao::{Decode, Encode, NetMessage};
 use zao_perf::percentile;
 
 const STEP: Duration = Duration::from_millis(5);
 
 /// A chat line, stamped with the virtual time it was sent (µs).
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 20)]
 struct Chat {
     seq: u32,
@@ -31,7 +31,7 @@ struct Chat {
 }
 
 /// A large blob (a map chunk, an inventory dump): 8 bytes a word.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 21)]
 struct Bulk {
     seq: u32,
@@ -39,7 +39,7 @@ struct Bulk {
 }
 
 /// Another large blob, for a second bulk channel.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 25)]
 struct Patch {
     seq: u32,
@@ -47,7 +47,7 @@ struct Patch {
 }
 
 /// A loot pickup: must arrive, order does not matter.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 22)]
 struct Loot {
     seq: u32,
@@ -55,7 +55,7 @@ struct Loot {
 }
 
 /// Where a player aims: only the latest matters.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 23)]
 struct Aim {
     seq: u32,
@@ -63,7 +63,7 @@ struct Aim {
 }
 
 /// Another latest-wins stream on the same channel.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 24)]
 struct Health {
     seq: u32,
@@ -175,7 +175,7 @@ impl Net {
     }
 
     /// Sends `msg` on `channel` from `side`.
-    fn send<M: Message>(&mut self, side: Side, channel: Channel, msg: &M) {
+    fn send<M: NetMessage>(&mut self, side: Side, channel: Channel, msg: &M) {
         match side {
             Side::Client => self.client.send(channel, msg).unwrap(),
             Side::Server => self

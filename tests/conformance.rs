@@ -20,7 +20,7 @@ use zao::inspect::Inspector;
 use zao::proto::{
     Hello, PROTOCOL_MAGIC, SnapshotHeader, frame_header, snapshot_datagram_len, versions_compatible,
 };
-use zao::{Encode, Message, Schema};
+use zao::{Encode, NetMessage, Schema};
 use zao_messages::{
     Buttons, Inventory, PlayerInput, PlayerMoved, SpawnEntity, Stance, WorldSnapshot, samples,
 };
@@ -64,7 +64,7 @@ fn hello_frame() -> Vec<u8> {
     let protocol = zao_messages::protocol();
     let hello = Hello::new(&protocol, None);
     assert_eq!(hello.magic, PROTOCOL_MAGIC);
-    let body = hello.to_vec();
+    let body = hello.to_encoded_vec();
     let (len, n) = frame_header(body.len());
     let mut frame = len[..n].to_vec();
     frame.extend_from_slice(&body);
@@ -138,7 +138,7 @@ fn the_hello_frame_is_published() {
     line(&len[..n], &format!("frame length {}", frame.len() - n));
     line(&PROTOCOL_MAGIC.to_le_bytes(), "magic \"ZAO1\"");
     let version = env!("CARGO_PKG_VERSION");
-    line(&version.to_vec(), &format!("version \"{version}\""));
+    line(&version.to_encoded_vec(), &format!("version \"{version}\""));
     line(&protocol.hash().to_le_bytes(), "protocol hash");
     line(
         &[protocol.entries().len() as u8],
@@ -146,7 +146,7 @@ fn the_hello_frame_is_published() {
     );
     for e in protocol.entries() {
         line(&e.id.to_le_bytes(), &format!("  id {}", e.id));
-        line(&e.name.to_vec(), &format!("  name \"{}\"", e.name));
+        line(&e.name.to_encoded_vec(), &format!("  name \"{}\"", e.name));
         line(&e.fingerprint.to_le_bytes(), "  fingerprint");
         let channel = protocol.channel(e.channel).unwrap();
         line(

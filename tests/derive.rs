@@ -10,7 +10,7 @@ mod common;
 
 use common::Rng;
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, DecodeError, Encode, Message, Schema};
+use zao::{Decode, DecodeError, Encode, NetMessage, Schema};
 use zao_messages::{
     Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, SpawnEntityRef, WorldSnapshot,
 };
@@ -27,13 +27,13 @@ enum Command {
 
 #[test]
 fn enums_write_their_explicit_tags() {
-    assert_eq!(Command::Stop.to_vec(), [0]);
+    assert_eq!(Command::Stop.to_encoded_vec(), [0]);
     assert_eq!(
-        Command::Move { x: 1, y: -1 }.to_vec(),
+        Command::Move { x: 1, y: -1 }.to_encoded_vec(),
         [5, 1, 0, 0xff, 0xff]
     );
     assert_eq!(
-        Command::Say("hi".into()).to_vec(),
+        Command::Say("hi".into()).to_encoded_vec(),
         [0xc8, 0x01, 2, b'h', b'i']
     );
     for cmd in [
@@ -41,7 +41,7 @@ fn enums_write_their_explicit_tags() {
         Command::Move { x: 3, y: 4 },
         Command::Say("yo".into()),
     ] {
-        assert_eq!(Command::decode(&cmd.to_vec()), Ok(cmd));
+        assert_eq!(Command::decode(&cmd.to_encoded_vec()), Ok(cmd));
     }
     for tag in [1u8, 4, 6, 0x7f] {
         assert_eq!(
@@ -68,12 +68,12 @@ enum Mode {
 
 #[test]
 fn enums_without_data_write_their_tag_alone() {
-    assert_eq!(Mode::Idle.to_vec(), [0]);
-    assert_eq!(Mode::Walk().to_vec(), [3]);
-    assert_eq!(Mode::Fly {}.to_vec(), [0xac, 0x02]);
+    assert_eq!(Mode::Idle.to_encoded_vec(), [0]);
+    assert_eq!(Mode::Walk().to_encoded_vec(), [3]);
+    assert_eq!(Mode::Fly {}.to_encoded_vec(), [0xac, 0x02]);
     let all = vec![Mode::Fly {}, Mode::Idle, Mode::Walk(), Mode::Idle];
-    assert_eq!(all.to_vec(), [4, 0xac, 0x02, 0, 3, 0]);
-    assert_eq!(Vec::<Mode>::decode(&all.to_vec()), Ok(all));
+    assert_eq!(all.to_encoded_vec(), [4, 0xac, 0x02, 0, 3, 0]);
+    assert_eq!(Vec::<Mode>::decode(&all.to_encoded_vec()), Ok(all));
 }
 
 /// In place, a tag that matches the value's variant decodes into that
@@ -91,15 +91,15 @@ fn enums_decode_in_place_into_the_same_variant_or_a_new_one() {
     // Every value decoded over every other: same variant and new variant.
     for old in &values {
         for new in &values {
-            let mut value = Command::decode(&old.to_vec()).unwrap();
-            value.decode_in_place(&new.to_vec()).unwrap();
+            let mut value = Command::decode(&old.to_encoded_vec()).unwrap();
+            value.decode_in_place(&new.to_encoded_vec()).unwrap();
             assert_eq!(&value, new, "{old:?} then {new:?}");
         }
     }
     // The matching variant keeps its string's buffer.
     let mut value = Command::Say(String::with_capacity(64));
     value
-        .decode_in_place(&Command::Say("hi".into()).to_vec())
+        .decode_in_place(&Command::Say("hi".into()).to_encoded_vec())
         .unwrap();
     let Command::Say(text) = &value else {
         panic!("{value:?}")
@@ -107,9 +107,9 @@ fn enums_decode_in_place_into_the_same_variant_or_a_new_one() {
     assert_eq!((text.as_str(), text.capacity()), ("hi", 64));
     // Bad input: an unknown tag, a truncated field, a bad string, trailing
     // bytes; the errors of a fresh decode, and the value stays usable.
-    let mut bad_utf8 = Command::Say("ab".into()).to_vec();
+    let mut bad_utf8 = Command::Say("ab".into()).to_encoded_vec();
     *bad_utf8.last_mut().unwrap() = 0xff;
-    let mut trailing = Command::Move { x: 1, y: 2 }.to_vec();
+    let mut trailing = Command::Move { x: 1, y: 2 }.to_encoded_vec();
     trailing.push(0);
     for input in [
         &[7u8, 0, 0, 0, 0][..],
@@ -119,13 +119,13 @@ fn enums_decode_in_place_into_the_same_variant_or_a_new_one() {
         &trailing,
     ] {
         for old in &values {
-            let mut value = Command::decode(&old.to_vec()).unwrap();
+            let mut value = Command::decode(&old.to_encoded_vec()).unwrap();
             assert_eq!(
                 value.decode_in_place(input),
                 Command::decode(input).map(|_| ()),
                 "{input:?} over {old:?}"
             );
-            value.decode_in_place(&old.to_vec()).unwrap();
+            value.decode_in_place(&old.to_encoded_vec()).unwrap();
             assert_eq!(&value, old);
         }
     }
@@ -153,14 +153,14 @@ fn sizes_are_known_at_compile_time() {
 }
 
 /// Version 1 and version 2 of one message, the second with a field appended.
-#[derive(Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(tolerant, id = 40)]
 struct ScoreV1 {
     player: u32,
     score: i32,
 }
 
-#[derive(Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(tolerant, id = 40)]
 struct ScoreV2 {
     player: u32,
@@ -180,11 +180,11 @@ fn tolerant_types_skip_appended_fields_and_default_missing_ones() {
         title: "ace".into(),
     };
     // The body is length-prefixed.
-    assert_eq!(v1.to_vec(), [8, 1, 0, 0, 0, 0xfb, 0xff, 0xff, 0xff]);
+    assert_eq!(v1.to_encoded_vec(), [8, 1, 0, 0, 0, 0xfb, 0xff, 0xff, 0xff]);
     assert_eq!(ScoreV1::FIXED_SIZE, Some(9));
     // A new writer, an old reader: the title is skipped.
     assert_eq!(
-        ScoreV1::decode(&v2.to_vec()),
+        ScoreV1::decode(&v2.to_encoded_vec()),
         Ok(ScoreV1 {
             player: 1,
             score: -5
@@ -192,7 +192,7 @@ fn tolerant_types_skip_appended_fields_and_default_missing_ones() {
     );
     // An old writer, a new reader: the title is defaulted.
     assert_eq!(
-        ScoreV2::decode(&v1.to_vec()),
+        ScoreV2::decode(&v1.to_encoded_vec()),
         Ok(ScoreV2 {
             title: String::new(),
             ..v2
@@ -202,7 +202,7 @@ fn tolerant_types_skip_appended_fields_and_default_missing_ones() {
         title: "stale".into(),
         ..Default::default()
     };
-    in_place.decode_in_place(&v1.to_vec()).unwrap();
+    in_place.decode_in_place(&v1.to_encoded_vec()).unwrap();
     assert_eq!(in_place.title, "");
     // Inside a sequence, each element skips its own extras.
     let list = vec![
@@ -215,7 +215,7 @@ fn tolerant_types_skip_appended_fields_and_default_missing_ones() {
             ..Default::default()
         },
     ];
-    let old: Vec<ScoreV1> = Vec::decode(&list.to_vec()).unwrap();
+    let old: Vec<ScoreV1> = Vec::decode(&list.to_encoded_vec()).unwrap();
     assert_eq!(old.iter().map(|s| s.player).collect::<Vec<_>>(), [2, 3]);
     // A body that claims more than remains, and a truncated field, still fail.
     assert_eq!(
@@ -241,7 +241,7 @@ fn borrowed_fields_point_into_the_input() {
         blob: &[1, 2, 3],
         id: 9,
     };
-    let bytes = value.to_vec();
+    let bytes = value.to_encoded_vec();
     let back = Borrowed::decode(&bytes).unwrap();
     assert_eq!(back, value);
     assert!(
@@ -272,12 +272,12 @@ fn generic_tuple_and_unit_structs() {
         a: "x".to_owned(),
         b: "yz".to_owned(),
     };
-    assert_eq!(pair.to_vec(), [1, b'x', 2, b'y', b'z']);
-    assert_eq!(Pair::<String>::decode(&pair.to_vec()), Ok(pair));
+    assert_eq!(pair.to_encoded_vec(), [1, b'x', 2, b'y', b'z']);
+    assert_eq!(Pair::<String>::decode(&pair.to_encoded_vec()), Ok(pair));
     assert_eq!(Pair::<u16>::FIXED_SIZE, Some(4));
     let t = Tuple(7, "q".into());
-    assert_eq!(Tuple::decode(&t.to_vec()), Ok(t));
-    assert_eq!(Unit.to_vec(), Vec::<u8>::new());
+    assert_eq!(Tuple::decode(&t.to_encoded_vec()), Ok(t));
+    assert_eq!(Unit.to_encoded_vec(), Vec::<u8>::new());
     assert_eq!(Unit::decode(&[]), Ok(Unit));
     assert_eq!(Unit::decode(&[0]), Err(DecodeError::TrailingBytes));
 }
@@ -305,12 +305,12 @@ fn a_blittable_image_equals_the_field_by_field_encoding() {
         })
         .collect();
     for (image, fields) in players.iter().zip(&by_field) {
-        assert_eq!(image.to_vec(), fields.to_vec());
+        assert_eq!(image.to_encoded_vec(), fields.to_encoded_vec());
     }
     assert_eq!(PlayerState::FINGERPRINT, PlayerStateByField::FINGERPRINT);
     // The run: a 4-byte count for the blittable type (docs/WIRE.md §5), a
     // varint for the other, then the same elements.
-    let (image, fields) = (players.to_vec(), by_field.to_vec());
+    let (image, fields) = (players.to_encoded_vec(), by_field.to_encoded_vec());
     assert_eq!(image[..4], 100u32.to_le_bytes());
     assert_eq!(fields[0], 100);
     assert_eq!(image[4..], fields[1..]);
@@ -342,15 +342,15 @@ fn blittable_arrays_and_runs_round_trip() {
         };
         33
     ];
-    let bytes = texels.to_vec();
+    let bytes = texels.to_encoded_vec();
     assert_eq!(bytes.len(), 4 + 33 * 8);
     // A run of references is the same run: the same 4-byte count.
     let refs: Vec<&Texel> = texels.iter().collect();
-    assert_eq!(refs.to_vec(), bytes);
+    assert_eq!(refs.to_encoded_vec(), bytes);
     assert_eq!(refs.encoded_len(), bytes.len());
     assert_eq!(Vec::<Texel>::decode(&bytes), Ok(texels.clone()));
     let array: [Texel; 3] = [texels[0]; 3];
-    assert_eq!(array.to_vec().len(), 24);
+    assert_eq!(array.to_encoded_vec().len(), 24);
     // decode_in_place reuses a longer vector (truncates) and a shorter one (grows).
     let mut long = vec![
         Texel {
@@ -497,7 +497,7 @@ fn recursive_types_derive_and_round_trip() {
             },
         ],
     };
-    assert_eq!(Node::decode(&tree.to_vec()), Ok(tree));
+    assert_eq!(Node::decode(&tree.to_encoded_vec()), Ok(tree));
     assert_eq!(Node::FIXED_SIZE, None);
     assert_ne!(Node::FINGERPRINT, 0);
 }
@@ -668,12 +668,12 @@ fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
     const { assert!(<Pose as Decode>::EXACT_SIZE && <Pose as Decode>::INFALLIBLE) };
     const { assert!(!<Mover as Decode>::INFALLIBLE) };
 
-    let bytes = pose.to_vec();
+    let bytes = pose.to_encoded_vec();
     assert_eq!(bytes.len(), <Pose as Decode>::MIN_SIZE);
     assert_eq!(Pose::decode(&bytes), Ok(pose));
-    let bytes = mover.to_vec();
+    let bytes = mover.to_encoded_vec();
     assert_eq!(Mover::decode(&bytes), Ok(mover.clone()));
-    let bytes_held = held.to_vec();
+    let bytes_held = held.to_encoded_vec();
     assert_eq!(Held::<Pose>::decode(&bytes_held), Ok(held));
 
     // Every cut is refused, never read as zeros.
@@ -684,7 +684,7 @@ fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
             "prefix cut at {cut}"
         );
     }
-    let pose_bytes = pose.to_vec();
+    let pose_bytes = pose.to_encoded_vec();
     for cut in 0..pose_bytes.len() {
         assert_eq!(
             Pose::decode_prefix(&pose_bytes[..cut]),
@@ -715,7 +715,7 @@ fn plain_data_in_plain_data_decodes_bare_and_refuses_short_input() {
         }
     );
     // The bool after the first pose is still checked.
-    let mut bad = mover.to_vec();
+    let mut bad = mover.to_encoded_vec();
     let at = 4 + <Pose as Decode>::MIN_SIZE;
     assert_eq!(bad[at], 1);
     bad[at] = 2;
@@ -777,7 +777,7 @@ where
     T: Encode + for<'de> Decode<'de> + PartialEq + std::fmt::Debug,
 {
     let expected: Vec<u8> = fields.concat();
-    assert_eq!(value.to_vec(), expected, "{value:?}");
+    assert_eq!(value.to_encoded_vec(), expected, "{value:?}");
     let mut exact = vec![0u8; expected.len()];
     assert_eq!(value.encode(&mut exact), Ok(expected.len()));
     assert_eq!(exact, expected);
@@ -791,7 +791,10 @@ where
     assert_eq!(value.encode_to_bytes(&mut bytes), expected.len());
     assert_eq!(&bytes[..], expected);
     // Compared as bytes: a NaN is not equal to itself.
-    assert_eq!(T::decode(&expected).map(|back| back.to_vec()), Ok(expected));
+    assert_eq!(
+        T::decode(&expected).map(|back| back.to_encoded_vec()),
+        Ok(expected)
+    );
 }
 
 #[test]
@@ -814,16 +817,16 @@ fn small_fields_side_by_side_encode_as_each_alone() {
         same_bytes_everywhere(
             s,
             &[
-                s.a.to_vec(),
-                s.b.to_vec(),
-                s.c.to_vec(),
-                s.d.to_vec(),
-                s.e.to_vec(),
-                s.f.to_vec(),
-                s.g.to_vec(),
-                s.h.to_vec(),
-                s.i.to_vec(),
-                s.name.to_vec(),
+                s.a.to_encoded_vec(),
+                s.b.to_encoded_vec(),
+                s.c.to_encoded_vec(),
+                s.d.to_encoded_vec(),
+                s.e.to_encoded_vec(),
+                s.f.to_encoded_vec(),
+                s.g.to_encoded_vec(),
+                s.h.to_encoded_vec(),
+                s.i.to_encoded_vec(),
+                s.name.to_encoded_vec(),
             ],
         );
         let tight = TightEnd {
@@ -833,13 +836,20 @@ fn small_fields_side_by_side_encode_as_each_alone() {
         };
         same_bytes_everywhere(
             &tight,
-            &[tight.a.to_vec(), tight.b.to_vec(), tight.c.to_vec()],
+            &[
+                tight.a.to_encoded_vec(),
+                tight.b.to_encoded_vec(),
+                tight.c.to_encoded_vec(),
+            ],
         );
         let short = ShortWindow {
             a: rng.u8(),
             b: rng.u16() as i16,
         };
-        same_bytes_everywhere(&short, &[short.a.to_vec(), short.b.to_vec()]);
+        same_bytes_everywhere(
+            &short,
+            &[short.a.to_encoded_vec(), short.b.to_encoded_vec()],
+        );
         let nine = NineBytes {
             a: rng.u32(),
             b: rng.u16(),
@@ -849,16 +859,16 @@ fn small_fields_side_by_side_encode_as_each_alone() {
         same_bytes_everywhere(
             &nine,
             &[
-                nine.a.to_vec(),
-                nine.b.to_vec(),
-                nine.c.to_vec(),
-                nine.d.to_vec(),
+                nine.a.to_encoded_vec(),
+                nine.b.to_encoded_vec(),
+                nine.c.to_encoded_vec(),
+                nine.d.to_encoded_vec(),
             ],
         );
         // In a run: each element through a window of its own.
         let run = vec![nine; round % 5];
-        let mut fields = vec![run.len().to_vec()];
-        fields.extend(run.iter().map(Encode::to_vec));
+        let mut fields = vec![run.len().to_encoded_vec()];
+        fields.extend(run.iter().map(Encode::to_encoded_vec));
         same_bytes_everywhere(&run, &fields);
     }
 }
@@ -886,7 +896,7 @@ fn a_blittable_image_of_any_length_is_copied_exactly() {
             assert_eq!(value.encode(&mut buf), Ok($n), "{}", $n);
             assert_eq!(&buf[..$n], value.as_bytes(), "{}", $n);
             assert_eq!(buf[$n], 0xee, "{}: wrote past the image", $n);
-            assert_eq!(value.to_vec(), value.as_bytes(), "{}", $n);
+            assert_eq!(value.to_encoded_vec(), value.as_bytes(), "{}", $n);
             assert_eq!($name::decode(&buf[..$n]), Ok(value), "{}", $n);
             let err = value.encode(&mut buf[..$n - 1]).unwrap_err();
             assert_eq!((err.needed, err.available), ($n, $n - 1), "{}", $n);

@@ -41,7 +41,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         (
             "quant-entity-snapshot",
-            [vec![0], world(2).to_vec()].concat(),
+            [vec![0], world(2).to_encoded_vec()].concat(),
         ),
         (
             "quant-positions",
@@ -51,7 +51,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
                     QVec3::<-4096, 4096, 1000>::new(Vec3::new(1.5, -2.25, 4095.0)),
                     QVec3::new(Vec3::new(-4096.0, 0.0, 0.001)),
                 ]
-                .to_vec(),
+                .to_encoded_vec(),
             ]
             .concat(),
         ),
@@ -59,7 +59,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             "quant-quaternion",
             [
                 vec![0],
-                QQuat::<9>::from_xyzw([0.1, 0.7, -0.1, 0.7]).to_vec(),
+                QQuat::<9>::from_xyzw([0.1, 0.7, -0.1, 0.7]).to_encoded_vec(),
             ]
             .concat(),
         ),

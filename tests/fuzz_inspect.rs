@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use zao::Encode;
-use zao::inspect::{CaptureWriter, Flow, Inspector, Side, TextStyle};
-use zao::proto::Channel;
+use zao::inspect::{CaptureWriter, Flow, Inspector, TextStyle};
+use zao::proto::{Channel, Role};
 
 #[path = "../fuzz/fuzz_targets/inspect_check.rs"]
 mod inspect_check;
@@ -27,7 +27,7 @@ fn seeds_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/inspect")
 }
 
-fn framed<M: zao::Message>(m: &M) -> Vec<u8> {
+fn framed<M: zao::NetMessage>(m: &M) -> Vec<u8> {
     let mut buf = vec![0u8; zao::message_len(m)];
     zao::encode_message(m, &mut buf).unwrap();
     buf
@@ -103,7 +103,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
     let mut w = CaptureWriter::with_start(
         Vec::new(),
         &protocol,
-        Side::Client,
+        Role::Client,
         start,
         SystemTime::UNIX_EPOCH,
     )
@@ -133,7 +133,7 @@ fn the_seeds_are_the_codes() {
     }
     // The zoo round-trips through its Rust type too.
     let bytes = framed(&zoo());
-    assert_eq!(zoo().to_vec(), bytes[1..]);
+    assert_eq!(zoo().to_encoded_vec(), bytes[1..]);
 }
 
 #[test]

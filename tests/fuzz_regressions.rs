@@ -14,7 +14,7 @@ use zao::proto::{
     Protocol, Session, SessionConfig, SessionEvent, SnapshotReceiver, SnapshotVerdict, StreamId,
     Transmit, frame_header, split_datagram,
 };
-use zao::{Decode, Encode, Message};
+use zao::{Decode, Encode, NetMessage};
 
 /// Parses a snapshot datagram and sequences it, as the transport does.
 fn receive(rx: &mut SnapshotReceiver, datagram: &[u8]) -> SnapshotVerdict {
@@ -73,7 +73,7 @@ fn same_seq_and_chunk_is_not_delivered_twice_across_a_chunk_count_change() {
 }
 
 /// A sequenced message clients send (the reference protocol has none).
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 6)]
 struct Aim {
     yaw: u16,
@@ -100,7 +100,7 @@ fn server_hello(limits: Limits, now: Instant, read: usize) -> (Session, bool) {
     let config = Arc::new(SessionConfig::new(session_protocol(), limits));
     let mut s = Session::server(config, SocketAddr::from(([192, 0, 2, 1], 4433)), now);
     s.handle_connected(now, Some(1200));
-    let hello = framed(&Hello::new(&session_protocol(), None).to_vec());
+    let hello = framed(&Hello::new(&session_protocol(), None).to_encoded_vec());
     for chunk in hello.chunks(read) {
         if !s.wants_stream_bytes(StreamId::CONTROL) {
             break; // a driver leaves the rest in QUIC's buffers
@@ -133,7 +133,7 @@ fn open_server(limits: Limits, now: Instant) -> Session {
 fn a_hello_longer_than_max_message_size_still_arrives() {
     let mut limits = Limits::default();
     limits.max_message_size = 40;
-    let hello = framed(&Hello::new(&session_protocol(), None).to_vec());
+    let hello = framed(&Hello::new(&session_protocol(), None).to_encoded_vec());
     assert!(hello.len() > 3 * 40, "the hello is {} bytes", hello.len());
     let (_, asked) = server_hello(limits, Instant::now(), 7);
     assert!(asked, "the hello arrived whole and waits for auth");
@@ -148,7 +148,7 @@ fn nothing_is_transmitted_after_the_close() {
     let now = Instant::now();
     let mut s = open_server(Limits::default(), now);
     let moved = zao_messages::samples::player_moved();
-    let out = Outgoing::encode(&moved, &mut BytesMut::new());
+    let out = Outgoing::encode(&moved, &mut BytesMut::new()).unwrap();
     s.send(Channel::UNRELIABLE, &out).unwrap();
     s.close(CloseCode::Normal, "bye");
     assert!(!s.flush(), "nothing to flush after the close");

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use zao::{Decode, Encode, Message, decode_message, encode_message};
+use zao::{Decode, Encode, NetMessage, decode_message, encode_message};
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, SpawnEntityRef, WorldSnapshot,
     samples,
@@ -31,7 +31,7 @@ fn golden(name: &str, fresh: &[u8]) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn framed<M: Message>(msg: &M) -> Vec<u8> {
+fn framed<M: NetMessage>(msg: &M) -> Vec<u8> {
     let mut buf = vec![0u8; zao::message_len(msg)];
     let n = encode_message(msg, &mut buf).unwrap();
     assert_eq!(n, buf.len());
@@ -41,7 +41,7 @@ fn framed<M: Message>(msg: &M) -> Vec<u8> {
 /// Decodes the golden file, checks the value, re-encodes to the same bytes.
 fn check<M>(name: &str, expected: &M)
 where
-    M: Message + for<'de> Decode<'de> + PartialEq + std::fmt::Debug,
+    M: NetMessage + for<'de> Decode<'de> + PartialEq + std::fmt::Debug,
 {
     let file = golden(name, &framed(expected));
     let decoded: M = decode_message(&file).unwrap();

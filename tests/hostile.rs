@@ -14,7 +14,7 @@ use std::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 use common::{Rng, golden_files, varint};
 use zao::zerocopy::{Immutable, IntoBytes};
 use zao::{
-    Decode, DecodeError, DecodeLimits, Encode, EncodeError, Message, Writer, decode_message,
+    Decode, DecodeError, DecodeLimits, Encode, EncodeError, NetMessage, Writer, decode_message,
     split_message,
 };
 use zao_messages::{
@@ -36,7 +36,7 @@ fn decode_every_body(bytes: &[u8]) -> [Result<(), DecodeError>; 6] {
 
 /// A length-prefixed string body of SpawnEntity with the fixed part filled.
 fn spawn_with_name_prefix(prefix: &[u8]) -> Vec<u8> {
-    let mut bytes = samples::spawn_entity().to_vec();
+    let mut bytes = samples::spawn_entity().to_encoded_vec();
     bytes.truncate(34);
     bytes.extend_from_slice(prefix);
     bytes
@@ -160,7 +160,7 @@ fn c4_a_wide_count_is_checked_as_any_count() {
 fn a_run_of_boxed_blittable_structs_has_a_varint_count() {
     let players = samples::world_snapshot(3).players;
     let boxed: Vec<Box<PlayerState>> = players.iter().copied().map(Box::new).collect();
-    let bytes = boxed.to_vec();
+    let bytes = boxed.to_encoded_vec();
     assert_eq!(bytes.len(), 1 + 16 * 3);
     assert_eq!(bytes[0], 3);
     assert_eq!(boxed.encoded_len(), bytes.len());
@@ -339,7 +339,7 @@ fn c9_invalid_tags_and_values_are_refused() {
             Err(DecodeError::InvalidTag),
             "{tag}"
         );
-        let mut input = samples::player_input().to_vec();
+        let mut input = samples::player_input().to_encoded_vec();
         input.pop();
         input.extend_from_slice(&varint(tag));
         assert_eq!(
@@ -354,7 +354,7 @@ fn c9_invalid_tags_and_values_are_refused() {
         Err(DecodeError::InvalidTag)
     );
     // Button bits that no button uses.
-    let mut input = samples::player_input().to_vec();
+    let mut input = samples::player_input().to_encoded_vec();
     input[5] = 0x40;
     assert_eq!(PlayerInput::decode(&input), Err(DecodeError::InvalidValue));
     // bool: only 0 and 1.
@@ -424,7 +424,7 @@ fn c9_option_tags_alone_decide_what_is_read() {
         if valid {
             let value = decoded.unwrap();
             assert!(value.is_some());
-            assert_eq!(value.to_vec(), some);
+            assert_eq!(value.to_encoded_vec(), some);
         } else {
             assert_eq!(decoded, Err(DecodeError::InvalidTag), "Some(invalid)");
         }
@@ -447,7 +447,7 @@ fn c9_option_tags_alone_decide_what_is_read() {
             if valid {
                 let mut target = Option::<T>::None;
                 assert_eq!(target.decode_in_place(&some), Ok(()));
-                assert_eq!(target.to_vec(), some);
+                assert_eq!(target.to_encoded_vec(), some);
             }
         }
     }
@@ -490,7 +490,7 @@ fn c10_nesting_past_the_depth_limit_is_refused_without_stack_overflow() {
         Box::new(Tree::Leaf(1)),
         Box::new(Tree::Node(Box::new(Tree::Leaf(2)), Box::new(Tree::Leaf(3)))),
     );
-    let bytes = tree.to_vec();
+    let bytes = tree.to_encoded_vec();
     assert_eq!(bytes, [1, 0, 1, 1, 0, 2, 0, 3]);
     assert_eq!(Tree::decode(&bytes), Ok(tree));
     // Exactly at the limit decodes, one past does not.
@@ -520,7 +520,7 @@ fn c11_trailing_bytes_are_refused() {
             "{name}"
         );
     }
-    let mut moved = samples::player_moved().to_vec();
+    let mut moved = samples::player_moved().to_encoded_vec();
     moved.push(0xaa);
     assert_eq!(PlayerMoved::decode(&moved), Err(DecodeError::TrailingBytes));
     let mut in_place = PlayerMoved::default();
@@ -539,7 +539,7 @@ fn c11_trailing_bytes_are_refused() {
 /// missing or trailing bytes.
 #[test]
 fn c11_exact_size_messages_keep_the_general_errors_at_every_length() {
-    let input = samples::player_input().to_vec();
+    let input = samples::player_input().to_encoded_vec();
     let mut bad_stance = input.clone();
     *bad_stance.last_mut().unwrap() = 9;
     let small = DecodeLimits {
@@ -607,18 +607,18 @@ fn c12_floats_round_trip_bit_exact() {
         f32::MAX,
     ];
     for x in specials {
-        let bytes = x.to_vec();
+        let bytes = x.to_encoded_vec();
         assert_eq!(bytes, x.to_bits().to_le_bytes());
         assert_eq!(f32::decode(&bytes).unwrap().to_bits(), x.to_bits());
         let moved = PlayerMoved {
             entity: 1,
             position: glam::Vec3::new(x, -x, x),
         };
-        let back = PlayerMoved::decode(&moved.to_vec()).unwrap();
+        let back = PlayerMoved::decode(&moved.to_encoded_vec()).unwrap();
         assert_eq!(back.position.x.to_bits(), x.to_bits());
         assert_eq!(back.position.y.to_bits(), (-x).to_bits());
         let run = vec![x; 5];
-        let back = Vec::<f32>::decode(&run.to_vec()).unwrap();
+        let back = Vec::<f32>::decode(&run.to_encoded_vec()).unwrap();
         assert!(back.iter().all(|y| y.to_bits() == x.to_bits()));
     }
     for bits in [
@@ -628,7 +628,7 @@ fn c12_floats_round_trip_bit_exact() {
         f64::INFINITY.to_bits(),
     ] {
         let x = f64::from_bits(bits);
-        assert_eq!(f64::decode(&x.to_vec()).unwrap().to_bits(), bits);
+        assert_eq!(f64::decode(&x.to_encoded_vec()).unwrap().to_bits(), bits);
     }
 }
 
@@ -666,7 +666,9 @@ fn c13_duplicate_map_keys_are_refused() {
     );
     let ascending = [2u8, 5, 2, 6, 1];
     assert_eq!(
-        BTreeMap::<u8, u8>::decode(&ascending).unwrap().to_vec(),
+        BTreeMap::<u8, u8>::decode(&ascending)
+            .unwrap()
+            .to_encoded_vec(),
         ascending
     );
 }
@@ -720,7 +722,7 @@ fn c13_map_errors_come_in_wire_order() {
 fn c14_unknown_message_ids_are_reported() {
     for id in [0u64, 6, 127, 128, 300, u64::from(u32::MAX)] {
         let mut bytes = varint(id);
-        bytes.extend_from_slice(&samples::player_moved().to_vec());
+        bytes.extend_from_slice(&samples::player_moved().to_encoded_vec());
         assert_eq!(
             GameMessage::decode(&bytes),
             Err(DecodeError::UnknownMessage(id as u32)),
@@ -866,7 +868,7 @@ fn counted_run_is_refused_past_its_promise<T: Encode + IntoBytes + Immutable + C
     let mut vec = vec![1u8];
     assert_eq!(liar.encode_to_vec(&mut vec), 0);
     assert_eq!(vec, [1]);
-    assert!(liar.to_vec().is_empty());
+    assert!(liar.to_encoded_vec().is_empty());
     let mut bytes = bytes::BytesMut::from(&[1u8][..]);
     assert_eq!(liar.encode_to_bytes(&mut bytes), 0);
     assert_eq!(&bytes[..], [1]);
@@ -877,7 +879,7 @@ fn counted_run_is_refused_past_its_promise<T: Encode + IntoBytes + Immutable + C
     };
     let mut want = count.to_vec();
     want.extend_from_slice(honest.players.as_bytes());
-    assert_eq!(honest.to_vec(), want);
+    assert_eq!(honest.to_encoded_vec(), want);
     vec.truncate(1);
     assert_eq!(honest.encode_to_vec(&mut vec), want.len());
     assert_eq!(vec[1..], want);
@@ -921,13 +923,13 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     assert_eq!(fixed(3).encode_to_vec(&mut vec), 0);
     assert_eq!(fixed(1).encode_to_vec(&mut vec), 0);
     assert_eq!(vec, [1]);
-    assert!(var(2, 4096).to_vec().is_empty());
-    assert!(fixed(3).to_vec().is_empty());
+    assert!(var(2, 4096).to_encoded_vec().is_empty());
+    assert!(fixed(3).to_encoded_vec().is_empty());
     assert_eq!(var(2, 2).encode_to_vec(&mut vec), 2);
     assert_eq!(vec, [1, 0xee, 0xee]);
     assert_eq!(var(4, 1).encode_to_vec(&mut vec), 1);
     assert_eq!(vec, [1, 0xee, 0xee, 0xee]);
-    assert_eq!(var(4, 1).to_vec(), [0xee]);
+    assert_eq!(var(4, 1).to_encoded_vec(), [0xee]);
     // A type whose size is a walk (a Vec of values of varying size) is
     // appended with no size pass, so there is no promise to hold it to: it
     // writes what `encode` writes into a slice, as a slice has no promise
@@ -939,7 +941,7 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     vec.truncate(1);
     assert_eq!(liars.encode_to_vec(&mut vec), 6);
     assert_eq!(vec[1..], slice[..6]);
-    assert_eq!(liars.to_vec(), slice[..6]);
+    assert_eq!(liars.to_encoded_vec(), slice[..6]);
     let windows = vec![FixedLiarRun {
         head: fixed(3),
         tail: 7,
@@ -949,7 +951,7 @@ fn an_impl_that_breaks_its_size_is_refused_without_a_panic() {
     vec.truncate(1);
     assert_eq!(windows.encode_to_vec(&mut vec), 0);
     assert_eq!(vec, [1]);
-    assert!(windows.to_vec().is_empty());
+    assert!(windows.to_encoded_vec().is_empty());
 }
 
 /// A fixed-size liar at the head of a run of fixed-size fields (one window),
@@ -1003,13 +1005,13 @@ fn a_window_past_the_reservation_refuses_the_whole_value() {
     assert_eq!(liar(room - 5).encode_to_bytes(&mut bytes), 0);
     assert_eq!(&bytes[..], [5]);
     // `to_vec` allocates the 6 bytes and 17 for a short copy's zeroed chunk.
-    assert!(liar(18).to_vec().is_empty());
+    assert!(liar(18).to_encoded_vec().is_empty());
     // One byte less and the window fits: within the room, the encoding is
     // what the value wrote, as in a slice.
-    assert_eq!(liar(17).to_vec().len(), 23);
+    assert_eq!(liar(17).to_encoded_vec().len(), 23);
     let mut slice = [0u8; 23];
     assert_eq!(liar(17).encode(&mut slice), Ok(23));
-    assert_eq!(liar(17).to_vec(), slice);
+    assert_eq!(liar(17).to_encoded_vec(), slice);
     // An honest head: the same window fits and is written.
     let honest = LiarFirst {
         head: Liar {
@@ -1019,17 +1021,17 @@ fn a_window_past_the_reservation_refuses_the_whole_value() {
         a: 7,
         b: 9,
     };
-    assert_eq!(honest.to_vec(), [0xee, 7, 0, 0, 0, 9, 0]);
+    assert_eq!(honest.to_encoded_vec(), [0xee, 7, 0, 0, 0, 9, 0]);
 }
 
 #[test]
 fn bool_runs_take_only_zero_and_one() {
     let flags = vec![true, false, false, true, true];
-    let bytes = flags.to_vec();
+    let bytes = flags.to_encoded_vec();
     assert_eq!(bytes, [5, 1, 0, 0, 1, 1]);
     assert_eq!(Vec::<bool>::decode(&bytes), Ok(flags.clone()));
     let array = [false, true, true];
-    assert_eq!(<[bool; 3]>::decode(&array.to_vec()), Ok(array));
+    assert_eq!(<[bool; 3]>::decode(&array.to_encoded_vec()), Ok(array));
     // A warmed vector is refilled in place, keeping its allocation.
     let mut warm = vec![false; 8];
     let held = warm.as_ptr();
@@ -1103,4 +1105,63 @@ fn c16_random_bytes_never_panic() {
         decoded_ok > 0,
         "some inputs should decode: the test reaches past the first check"
     );
+}
+
+/// A message whose hand-written `Encode` promises more or fewer bytes than
+/// it writes.
+struct LyingMessage(Liar<false>);
+
+impl Encode for LyingMessage {
+    fn encoded_len(&self) -> usize {
+        self.0.encoded_len()
+    }
+
+    fn encode_to<W: zao::Sink>(&self, w: &mut W) {
+        self.0.encode_to(w);
+    }
+}
+
+impl zao::Schema for LyingMessage {
+    const SHAPE: zao::wire::schema::Shape = <u32 as zao::Schema>::SHAPE;
+}
+
+impl zao::NetMessage for LyingMessage {
+    const ID: u32 = 77;
+    const NAME: &'static str = "LyingMessage";
+}
+
+#[test]
+fn a_message_whose_encoded_len_lies_is_an_error_never_a_padded_frame() {
+    use zao::proto::{Outgoing, SendError};
+    for (promised, wrote) in [(8, 3), (3, 8), (0, 1), (1, 0)] {
+        let liar = LyingMessage(Liar { promised, wrote });
+        let mut buf = bytes::BytesMut::new();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Outgoing::encode(&liar, &mut buf)
+        }));
+        match result {
+            // Debug builds stop at the bug's source.
+            Err(_) => assert!(cfg!(debug_assertions), "panicked in a release build"),
+            Ok(result) => {
+                assert!(!cfg!(debug_assertions), "no debug assertion fired");
+                // Past the promised room the writer stops, so `written`
+                // is what it had when it found out, not always all of it.
+                match result {
+                    Err(SendError::BadEncodedLen {
+                        id: 77,
+                        promised: p,
+                        written,
+                    }) => assert!(p == promised && written != promised),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+    // An honest one frames as before.
+    let honest = LyingMessage(Liar {
+        promised: 4,
+        wrote: 4,
+    });
+    let out = Outgoing::encode(&honest, &mut bytes::BytesMut::new()).unwrap();
+    assert_eq!(&out.frame()[..], &[5, 77, 0xee, 0xee, 0xee, 0xee]);
 }

@@ -23,10 +23,10 @@ use common::Rng;
 use glam::{IVec3, Quat, UVec2};
 use zao::inspect::{
     CaptureError, CaptureEvent, CaptureReader, CaptureRecord, CaptureWriter, Flow,
-    InspectErrorKind, Inspector, JsonErrorKind, ProtocolSchema, Side, TextError, TextStyle, Value,
+    InspectErrorKind, Inspector, JsonErrorKind, ProtocolSchema, TextError, TextStyle, Value,
 };
-use zao::proto::{Channel, Direction, Protocol};
-use zao::{Decode, DecodeError, Encode, Message};
+use zao::proto::{Channel, Direction, Protocol, Role};
+use zao::{Decode, DecodeError, Encode, NetMessage};
 use zao_messages::{Buttons, GameMessage, samples};
 
 // ---------------------------------------------------------------------------
@@ -77,7 +77,7 @@ struct SettingsV3 {
     colour: [u8; 3],
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 10)]
 struct Everything {
     a: u8,
@@ -126,7 +126,7 @@ struct Everything {
 }
 
 /// The same message as an older and a newer writer send it.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 11)]
 struct Versioned {
     before: u16,
@@ -134,7 +134,7 @@ struct Versioned {
     after: u16,
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 11)]
 struct VersionedOld {
     before: u16,
@@ -142,7 +142,7 @@ struct VersionedOld {
     after: u16,
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 11)]
 struct VersionedNew {
     before: u16,
@@ -150,11 +150,11 @@ struct VersionedNew {
     after: u16,
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 12)]
 struct Position(f32, f32);
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 13)]
 enum Command {
     #[zao(tag = 0)]
@@ -165,11 +165,11 @@ enum Command {
     Say(String),
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 14)]
 struct Ping;
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 200)]
 struct Tolerant {
     inner: Settings,
@@ -204,7 +204,7 @@ fn rust_decode(bytes: &[u8]) -> Result<(), DecodeError> {
     }
 }
 
-fn framed<M: Message>(m: &M) -> Vec<u8> {
+fn framed<M: NetMessage>(m: &M) -> Vec<u8> {
     let mut buf = vec![0u8; zao::message_len(m)];
     zao::encode_message(m, &mut buf).unwrap();
     buf
@@ -845,7 +845,7 @@ fn a_capture_reads_back_record_for_record() {
     let start = Instant::now();
     let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     let mut writer =
-        CaptureWriter::with_start(Vec::new(), &protocol, Side::Server, start, wall).unwrap();
+        CaptureWriter::with_start(Vec::new(), &protocol, Role::Server, start, wall).unwrap();
     let mut rng = Rng::new(11);
     let messages: Vec<Vec<u8>> = (0..50).map(|_| rng.message()).collect();
     writer
@@ -870,7 +870,7 @@ fn a_capture_reads_back_record_for_record() {
 
     let mut reader = CaptureReader::new(file.as_slice()).unwrap();
     let header = reader.header().clone();
-    assert_eq!(header.side, Side::Server);
+    assert_eq!(header.side, Role::Server);
     assert_eq!(header.zao_version, env!("CARGO_PKG_VERSION"));
     assert_eq!(header.start_unix_micros, 1_700_000_000_000_000);
     assert_eq!(header.protocol_hash, protocol.hash());
@@ -935,7 +935,7 @@ fn a_capture_reads_back_record_for_record() {
     ));
     // `create` writes the same header to a file.
     let path = std::env::temp_dir().join(format!("zao-capture-{}.zcap", std::process::id()));
-    let mut writer = CaptureWriter::create(&path, &protocol, Side::Client).unwrap();
+    let mut writer = CaptureWriter::create(&path, &protocol, Role::Client).unwrap();
     writer
         .message(
             Instant::now(),
@@ -949,7 +949,7 @@ fn a_capture_reads_back_record_for_record() {
     let on_disk = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     let mut reader = CaptureReader::new(on_disk.as_slice()).unwrap();
-    assert_eq!(reader.header().side, Side::Client);
+    assert_eq!(reader.header().side, Role::Client);
     assert!(reader.next_record().unwrap().is_some());
     assert!(reader.next_record().unwrap().is_none());
     // Every prefix of the header is an error, never a panic.

@@ -34,11 +34,15 @@ where
     let bytes = &buf[..len];
 
     let decoded = T::decode(bytes).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    assert_eq!(decoded.to_vec(), bytes, "seed {seed}: round trip");
+    assert_eq!(decoded.to_encoded_vec(), bytes, "seed {seed}: round trip");
 
     let mut in_place = previous.clone();
     in_place.decode_in_place(bytes).unwrap();
-    assert_eq!(in_place.to_vec(), bytes, "seed {seed}: decode_in_place");
+    assert_eq!(
+        in_place.to_encoded_vec(),
+        bytes,
+        "seed {seed}: decode_in_place"
+    );
 
     // Prefixes: every one fails. Checking them all is quadratic, so large
     // values check the short ones and a sample of the rest.
@@ -82,10 +86,10 @@ fn spawn_entity() {
         let (a, b) = (rng.spawn_entity(false), rng.spawn_entity(false));
         check(&a, &b, seed);
         // The borrowed twin reads the same bytes to the same value.
-        let bytes = a.to_vec();
+        let bytes = a.to_encoded_vec();
         let borrowed = SpawnEntityRef::decode(&bytes).unwrap();
-        assert_eq!(borrowed.to_owned().to_vec(), bytes, "seed {seed}");
-        assert_eq!(borrowed.to_vec(), bytes, "seed {seed}");
+        assert_eq!(borrowed.to_owned().to_encoded_vec(), bytes, "seed {seed}");
+        assert_eq!(borrowed.to_encoded_vec(), bytes, "seed {seed}");
     }
 }
 
@@ -104,7 +108,7 @@ fn inventory() {
         let mut rng = Rng::new(seed);
         let (a, b) = (rng.inventory(), rng.inventory());
         // HashMap order is the map's own: compare values, not bytes.
-        let bytes = a.to_vec();
+        let bytes = a.to_encoded_vec();
         assert_eq!(bytes.len(), a.encoded_len(), "seed {seed}");
         assert_eq!(Inventory::decode(&bytes).unwrap(), a, "seed {seed}");
         let mut in_place = b.clone();
@@ -181,8 +185,8 @@ fn several_messages_share_one_buffer() {
         assert_eq!(r.rest(), [0xee]);
         // PlayerInput and friends via decode_prefix.
         let input = rng.player_input(true);
-        let mut bytes = input.to_vec();
-        bytes.extend_from_slice(&moved.to_vec());
+        let mut bytes = input.to_encoded_vec();
+        bytes.extend_from_slice(&moved.to_encoded_vec());
         let (first, rest) = PlayerInput::decode_prefix(&bytes).unwrap();
         assert_eq!(first, input);
         assert_eq!(PlayerMoved::decode(rest).unwrap(), moved);
@@ -211,7 +215,7 @@ fn vec_and_bytes_paths_match_the_slice_path() {
         bytes.clear();
         assert_eq!(spawn.encode_to_bytes(&mut bytes), expected.len());
         assert_eq!(bytes[..], expected[..], "seed {seed}");
-        assert_eq!(spawn.to_vec(), expected);
+        assert_eq!(spawn.to_encoded_vec(), expected);
     }
 }
 
@@ -230,8 +234,8 @@ fn short_byte_strings_append_exactly_their_bytes() {
         let label = rng.bytes(len);
         // The string last (no room after it in `to_vec`) and followed by more.
         let value = (label.clone(), 0x1122_3344u32);
-        assert_eq!(label.to_vec(), slice_path(&label), "len {len}");
-        assert_eq!(value.to_vec(), slice_path(&value), "len {len}");
+        assert_eq!(label.to_encoded_vec(), slice_path(&label), "len {len}");
+        assert_eq!(value.to_encoded_vec(), slice_path(&value), "len {len}");
         for spare in [0usize, 1, 15, 16, 17, 64] {
             let mut vec = Vec::with_capacity(3 + label.encoded_len() + spare);
             vec.extend_from_slice(&[9, 9, 9]);
@@ -335,17 +339,17 @@ fn short_slices_in_a_run_write_what_they_write_alone() {
         // (Fewer than 128 elements: a one-byte count.)
         let mut want = vec![values.len() as u8];
         for value in &values {
-            want.extend_from_slice(&value.to_vec());
+            want.extend_from_slice(&value.to_encoded_vec());
         }
-        assert_eq!(values.to_vec(), want);
+        assert_eq!(values.to_encoded_vec(), want);
         let map: std::collections::BTreeMap<u8, Element> =
             values.iter().map(|v| (v.5, v.clone())).collect();
         let mut map_want = vec![map.len() as u8];
         for (key, value) in &map {
             map_want.push(*key);
-            map_want.extend_from_slice(&value.to_vec());
+            map_want.extend_from_slice(&value.to_encoded_vec());
         }
-        assert_eq!(map.to_vec(), map_want);
+        assert_eq!(map.to_encoded_vec(), map_want);
         for size in (want.len() - 40..=want.len() + 20).chain([0, 1, 10]) {
             let mut buf = vec![0xeeu8; 2 + size];
             let mut w = Writer::new(&mut buf);
@@ -391,9 +395,9 @@ fn long_runs_are_copied_whole() {
             let header = vec![0x5au8; head];
             let value = (header.clone(), bytes.clone(), words.clone());
             let mut want = Vec::new();
-            want.extend_from_slice(&header.to_vec());
-            want.extend_from_slice(&bytes.to_vec());
-            want.extend_from_slice(&words.to_vec());
+            want.extend_from_slice(&header.to_encoded_vec());
+            want.extend_from_slice(&bytes.to_encoded_vec());
+            want.extend_from_slice(&words.to_encoded_vec());
             assert_eq!(&want[head + 1 + 2..][..8], &bytes[..8], "len {len}");
             let mut buf = vec![0xeeu8; want.len() + 3];
             assert_eq!(Writer::new(&mut buf[3..]).encode(&value), Ok(want.len()));
@@ -431,7 +435,7 @@ fn long_runs_are_copied_whole() {
 fn strings_are_valid_exactly_when_std_says_so() {
     fn check(bytes: &[u8]) {
         // A byte string's encoding is a string's: the length, the bytes.
-        let wire = Encode::to_vec(bytes);
+        let wire = Encode::to_encoded_vec(bytes);
         let ours = <&str>::decode(&wire);
         let owned = String::decode(&wire);
         let mut in_place = String::from("kept capacity, other text");
@@ -661,7 +665,7 @@ fn values_whose_size_is_a_walk_grow_the_buffer_and_write_the_slice_path() {
         };
         let mut want = vec![0u8; log.encoded_len()];
         assert_eq!(log.encode(&mut want), Ok(want.len()), "count {count}");
-        let fresh = log.to_vec();
+        let fresh = log.to_encoded_vec();
         assert_eq!(fresh, want, "count {count}");
         assert!(
             fresh.capacity() - fresh.len() <= want.len() / 4 + 1024,
@@ -681,11 +685,11 @@ fn values_whose_size_is_a_walk_grow_the_buffer_and_write_the_slice_path() {
         let framed = zao::encode_message_to(&Events(events), &mut frame);
         assert_eq!(framed, frame.len());
         assert_eq!(frame[0], 9);
-        assert_eq!(frame[1..], log.events.to_vec()[..], "count {count}");
+        assert_eq!(frame[1..], log.events.to_encoded_vec()[..], "count {count}");
     }
 }
 
-#[derive(Encode, Decode, zao::Message)]
+#[derive(Encode, Decode, zao::NetMessage)]
 #[zao(id = 9)]
 struct Events(Vec<Event>);
 
@@ -699,15 +703,15 @@ struct Events(Vec<Event>);
 fn blittable_vecs_write_their_count_and_image() {
     /// The count's varint (a `usize` is one), then each element alone.
     fn reference<T: Encode>(items: &[T]) -> Vec<u8> {
-        let mut out = items.len().to_vec();
+        let mut out = items.len().to_encoded_vec();
         for item in items {
-            out.extend_from_slice(&item.to_vec());
+            out.extend_from_slice(&item.to_encoded_vec());
         }
         out
     }
     fn check<T: Encode + Clone>(items: Vec<T>) {
         let want = reference(&items);
-        assert_eq!(items.to_vec(), want, "count {}", items.len());
+        assert_eq!(items.to_encoded_vec(), want, "count {}", items.len());
         for size in [want.len(), want.len() + 1, want.len() + 40] {
             let mut buf = vec![0u8; size];
             assert_eq!(items.encode(&mut buf), Ok(want.len()));
@@ -723,7 +727,7 @@ fn blittable_vecs_write_their_count_and_image() {
         for inner in &nested {
             want_run.extend_from_slice(&reference(inner));
         }
-        assert_eq!(nested.to_vec(), want_run);
+        assert_eq!(nested.to_encoded_vec(), want_run);
         let mut buf = vec![0u8; want_run.len()];
         assert_eq!(nested.encode(&mut buf), Ok(want_run.len()));
         assert_eq!(buf, want_run);

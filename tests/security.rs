@@ -14,15 +14,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use zao::proto::{
-    AuthCallback, AuthError, Channel, ClientEvent, ClientId, CloseCode, DisconnectReason,
+    AuthCallback, AuthError, Channel, ClientEvent, ClientId, CloseCode, ClosedBy, DisconnectReason,
     DuplicateIdentity, Hello, HelloReply, Identity, Limits, Outgoing, Protocol, RefuseReason, Role,
-    SendError, ServerEvent, Side, StreamId, Target, frame_header,
+    SendError, ServerEvent, StreamId, Target, frame_header,
 };
 use zao::sim::quinn_proto::{TransportConfig, VarInt};
 use zao::sim::{
     LinkSpec, RawPeer, RawPeerConfig, Sim, SimClient, SimClientConfig, SimServer, SimServerConfig,
 };
-use zao::{Decode, Encode, Message};
+use zao::{Decode, Encode, NetMessage};
 use zao_messages::{PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples};
 
 const STEP: Duration = Duration::from_millis(10);
@@ -66,10 +66,14 @@ fn framed(payload: &[u8]) -> Vec<u8> {
 }
 
 /// `msg` as a message: id, then body.
-fn message<M: Message>(msg: &M) -> Vec<u8> {
+fn message<M: NetMessage>(msg: &M) -> Vec<u8> {
     // Not `.to_vec()`: `Bytes` is `Encode`, and `Encode::to_vec` would add
     // a length prefix.
-    Vec::from(&Outgoing::encode(msg, &mut bytes::BytesMut::new()).message()[..])
+    Vec::from(
+        &Outgoing::encode(msg, &mut bytes::BytesMut::new())
+            .unwrap()
+            .message()[..],
+    )
 }
 
 /// The client's reliable stream, as a raw peer opens it: the channel header
@@ -91,7 +95,7 @@ fn admitted(sim: &mut Sim, server: &mut SimServer, config: RawPeerConfig) -> (Ra
     let raw = sim.raw_peer(config).unwrap();
     sim.run_for(Duration::from_millis(100));
     assert!(raw.is_connected(sim), "QUIC handshake");
-    let hello = Hello::new(&protocol(), None).to_vec();
+    let hello = Hello::new(&protocol(), None).to_encoded_vec();
     raw.write(sim, StreamId::CONTROL, &framed(&hello));
     raw.finish(sim, StreamId::CONTROL);
     sim.run_for(Duration::from_millis(100));
@@ -119,7 +123,7 @@ fn closed(sim: &mut Sim, raw: &RawPeer, limit: Duration) -> (DisconnectReason, D
 }
 
 fn peer_close(code: CloseCode) -> impl Fn(&DisconnectReason) -> bool {
-    move |r| matches!(r, DisconnectReason::Closed { by: Side::Peer, code: c, .. } if *c == code)
+    move |r| matches!(r, DisconnectReason::Closed { by: ClosedBy::Peer, code: c, .. } if *c == code)
 }
 
 #[test]
@@ -344,7 +348,7 @@ fn s6_an_unreliable_flood_is_cut_to_the_rate_then_disconnected() {
                     assert_eq!(
                         reason,
                         DisconnectReason::Closed {
-                            by: Side::Local,
+                            by: ClosedBy::Local,
                             code: CloseCode::Flooding,
                             reason: "over the receive rate".into()
                         }
@@ -410,7 +414,7 @@ fn s13_a_reliable_flood_closes_the_connection_and_no_reliable_message_is_dropped
         matches!(
             close,
             Some(DisconnectReason::Closed {
-                by: Side::Local,
+                by: ClosedBy::Local,
                 code: CloseCode::Flooding,
                 ..
             })
@@ -431,7 +435,7 @@ fn s13_a_reliable_flood_closes_the_connection_and_no_reliable_message_is_dropped
             e,
             ClientEvent::Disconnected {
                 reason: DisconnectReason::Closed {
-                    by: Side::Peer,
+                    by: ClosedBy::Peer,
                     code: CloseCode::Flooding,
                     ..
                 }
@@ -496,7 +500,7 @@ fn hello_with(sim: &mut Sim, config: RawPeerConfig) -> Option<HelloReply> {
     raw.write(
         sim,
         StreamId::CONTROL,
-        &framed(&Hello::new(&protocol(), None).to_vec()),
+        &framed(&Hello::new(&protocol(), None).to_encoded_vec()),
     );
     raw.finish(sim, StreamId::CONTROL);
     sim.run_for(Duration::from_millis(100));
@@ -663,7 +667,7 @@ fn s11_the_same_identity_twice_replaces_the_first_connection_by_default() {
         e,
         ClientEvent::Disconnected {
             reason: DisconnectReason::Closed {
-                by: Side::Peer,
+                by: ClosedBy::Peer,
                 code: CloseCode::Replaced,
                 ..
             }
@@ -722,7 +726,7 @@ fn s12_a_trickled_hello_and_a_stalled_tls_flight_end_at_the_handshake_deadline()
     sim.raw_peer(stalled).unwrap();
     sim.run_for(Duration::from_millis(100));
     assert_eq!(server.handshakes().pending, 2);
-    let hello = framed(&Hello::new(&protocol(), None).to_vec());
+    let hello = framed(&Hello::new(&protocol(), None).to_encoded_vec());
     for byte in hello.iter().take(3) {
         trickle.write(&mut sim, StreamId::CONTROL, &[*byte]);
         sim.run_for(Duration::from_secs(1));
@@ -829,7 +833,7 @@ fn a_client_too_slow_for_a_reliable_broadcast_is_closed_with_code_5_and_others_g
         matches!(
             reason,
             DisconnectReason::Closed {
-                by: Side::Local,
+                by: ClosedBy::Local,
                 code: CloseCode::TooSlow,
                 ..
             }
@@ -860,7 +864,7 @@ fn a_full_inbound_queue_holds_reliable_messages_back_and_drops_datagrams_counted
             };
             match sender.send(Channel::RELIABLE, &inventory) {
                 Ok(()) => sent += 1,
-                Err(SendError::QueueFull(_)) => refused += 1,
+                Err(SendError::QueueFull) => refused += 1,
                 Err(e) => panic!("{e}"),
             }
         }

@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::net::{client_config, server_with, wait_server};
-use zao::proto::{Channel, Direction, Protocol, RefuseReason};
+use zao::proto::{Channel, Direction, Protocol, RefuseReason, WaitError};
 use zao::quic::quinn;
 use zao::quic::{
     Certificate, Client, ClientConfig, CloseCode, DisconnectReason, Limits, ServerEvent,
@@ -25,10 +25,10 @@ fn s7_a_certificate_hash_mismatch_aborts_with_a_clear_error() {
     let config = ClientConfig::pinned(server.local_addr(), wrong, zao_messages::protocol());
     let client = Client::connect(config).unwrap();
     match client.wait_connected(Duration::from_secs(10)) {
-        Err(DisconnectReason::CertificateMismatch {
+        Err(WaitError::Closed(DisconnectReason::CertificateMismatch {
             expected,
             presented,
-        }) => {
+        })) => {
             assert_eq!(expected, vec![wrong]);
             assert_eq!(presented, Some(server.certificate_hash()));
             let text = DisconnectReason::CertificateMismatch {
@@ -90,7 +90,9 @@ fn s2_over_loopback_a_wrong_protocol_is_refused_with_the_message_named() {
     config.protocol = other;
     let client = Client::connect(config).unwrap();
     match client.wait_connected(Duration::from_secs(10)) {
-        Err(DisconnectReason::Refused(RefuseReason::ProtocolMismatch { detail })) => {
+        Err(WaitError::Closed(DisconnectReason::Refused(RefuseReason::ProtocolMismatch {
+            detail,
+        }))) => {
             assert!(
                 detail.contains("PlayerInput") || detail.contains("SpawnEntity"),
                 "{detail}"

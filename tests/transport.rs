@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use common::net::{connect_default, server, server_with, wait_client, wait_server};
-use zao::Message;
+use zao::NetMessage;
 use zao::proto::Channel;
 use zao::quic::{
-    ClientEvent, CloseCode, DisconnectReason, Limits, SendError, ServerEvent, Side, Target,
+    ClientEvent, CloseCode, ClosedBy, DisconnectReason, Limits, SendError, ServerEvent, Target,
 };
 use zao_messages::{
     GameMessage, Inventory, PlayerInput, PlayerMoved, SpawnEntity, WorldSnapshot, samples,
@@ -168,7 +168,7 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
             client: who,
             reason:
                 DisconnectReason::Closed {
-                    by: Side::Peer,
+                    by: ClosedBy::Peer,
                     reason,
                     ..
                 },
@@ -189,7 +189,7 @@ fn leaving_is_an_event_with_the_reason_on_both_sides() {
         Some(ClientEvent::Disconnected {
             reason:
                 DisconnectReason::Closed {
-                    by: Side::Peer,
+                    by: ClosedBy::Peer,
                     code: CloseCode::Kicked,
                     reason,
                 },
@@ -218,7 +218,7 @@ fn a_full_reliable_backlog_is_a_back_pressure_error() {
         }
     }
     let (sent, err) = full.expect("the backlog must fill");
-    assert_eq!(err, SendError::QueueFull(id));
+    assert_eq!(err, SendError::QueueFull);
     assert!(sent >= 2, "{sent} sent before the queue filled");
     // Not registered for the server to send: refused up front.
     assert_eq!(

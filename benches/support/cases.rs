@@ -208,7 +208,7 @@ where
 }
 
 fn zao_borrowed_spawn(case: &mut Case, value: &zm::SpawnEntity) {
-    let bytes = Aligned::copy_of(&value.to_vec());
+    let bytes = Aligned::copy_of(&value.to_encoded_vec());
     assert_eq!(
         zm::SpawnEntityRef::decode(bytes.as_ref())
             .map(|r| r.to_owned())

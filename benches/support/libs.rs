@@ -62,7 +62,7 @@ impl<T: Encode + for<'de> Decode<'de>, const GAME_TYPES: bool> Lib<T> for Zao<GA
     }
     #[inline(always)]
     fn encode_fresh(value: &T) -> Vec<u8> {
-        value.to_vec()
+        value.to_encoded_vec()
     }
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<T> {
@@ -345,7 +345,7 @@ impl Lib<zm::PlayerMoved> for Raw {
 
 /// `WorldSnapshot` as tick and count (`u32`s), then the players' memory
 /// image; decoding casts the run in place (it lands 4-aligned) and copies it
-/// out with one `to_vec`.
+/// out with one `to_encoded_vec`.
 impl Lib<zm::WorldSnapshot> for Raw {
     const NAME: &'static str = RAW;
     type Dst = Aligned;
@@ -415,7 +415,7 @@ impl Lib<peers::PlayerInput> for Raw {
     fn encode_fresh(value: &peers::PlayerInput) -> Vec<u8> {
         let mut out = [0; PLAYER_INPUT];
         put_player_input(value, &mut out);
-        out.to_vec()
+        out.to_encoded_vec()
     }
     #[inline(always)]
     fn decode(bytes: &[u8]) -> Option<peers::PlayerInput> {

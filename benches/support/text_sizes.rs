@@ -16,7 +16,7 @@ struct Row {
     framed: Vec<u8>,
 }
 
-fn framed<M: zao::Message>(m: &M) -> Vec<u8> {
+fn framed<M: zao::NetMessage>(m: &M) -> Vec<u8> {
     let mut buf = vec![0u8; zao::message_len(m)];
     let n = zao::encode_message(m, &mut buf).unwrap_or(0);
     buf.truncate(n);

@@ -984,7 +984,7 @@ pub(crate) fn message(input: &Input) -> syn::Result<TokenStream> {
     let Some(id) = &input.attrs.id else {
         return Err(syn::Error::new_spanned(
             ident,
-            "#[derive(Message)] needs a stable message id: add #[zao(id = N)]",
+            "#[derive(NetMessage)] needs a stable message id: add #[zao(id = N)]",
         ));
     };
     let id: u32 = id.base10_parse()?;
@@ -992,7 +992,7 @@ pub(crate) fn message(input: &Input) -> syn::Result<TokenStream> {
     let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
     Ok(quote! {
         #[automatically_derived]
-        impl #impl_g ::zao::Message for #ident #ty_g #where_c {
+        impl #impl_g ::zao::NetMessage for #ident #ty_g #where_c {
             const ID: u32 = #id;
             const NAME: &'static str = #name;
         }

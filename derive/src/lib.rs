@@ -1,5 +1,5 @@
 //! Derive macros for [zao](https://docs.rs/zao): `Encode`, `Decode` and
-//! `Message`. Use them through `zao`'s re-exports; the generated code names
+//! `NetMessage`. Use them through `zao`'s re-exports; the generated code names
 //! only `::zao::...` paths.
 //!
 //! Attributes:
@@ -13,7 +13,7 @@
 //!   missing ones (every field must implement `Default`).
 //! - `#[zao(tag = N)]` on an enum variant, or an integer discriminant `= N`:
 //!   the variant's wire tag. Every variant needs one.
-//! - `#[zao(id = N)]` with `#[derive(Message)]`: the stable message id.
+//! - `#[zao(id = N)]` with `#[derive(NetMessage)]`: the stable message id.
 //!
 //! `#[derive(Snapshot)]` on a message with one `#[zao(items)] Vec<T>` field
 //! (and optionally a `#[zao(tick)]` field) splits it into independently
@@ -42,8 +42,8 @@ pub fn derive_decode(input: TokenStream) -> TokenStream {
     expand(input, codegen::decode)
 }
 
-/// Derives `zao::Message` from `#[zao(id = N)]`.
-#[proc_macro_derive(Message, attributes(zao))]
+/// Derives `zao::NetMessage` from `#[zao(id = N)]`.
+#[proc_macro_derive(NetMessage, attributes(zao))]
 pub fn derive_message(input: TokenStream) -> TokenStream {
     expand(input, codegen::message)
 }

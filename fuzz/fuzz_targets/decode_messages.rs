@@ -59,9 +59,9 @@ where
     let decoded = T::decode(data);
     if let Ok(value) = &decoded {
         assert_eq!(value.encoded_len(), data.len(), "encoded_len of {value:?}");
-        assert_eq!(value.to_vec(), data, "re-encoding of {value:?}");
+        assert_eq!(value.to_encoded_vec(), data, "re-encoding of {value:?}");
     }
-    let same = |a: &T, b: &T| a.to_vec() == b.to_vec();
+    let same = |a: &T, b: &T| a.to_encoded_vec() == b.to_encoded_vec();
     in_place(data, &decoded, warm, same);
     in_place(data, &decoded, T::default(), same);
 }
@@ -69,7 +69,7 @@ where
 fn inventory(data: &[u8]) {
     let decoded = Inventory::decode(data);
     if let Ok(inv) = &decoded {
-        let bytes = inv.to_vec();
+        let bytes = inv.to_encoded_vec();
         assert_eq!(inv.encoded_len(), data.len(), "encoded_len of {inv:?}");
         assert_eq!(bytes.len(), data.len());
         if inv.slots.len() < 2 {
@@ -92,8 +92,8 @@ fn spawn_entity_ref(data: &[u8]) {
     let owned = SpawnEntity::decode(data);
     match (&borrowed, &owned) {
         (Ok(b), Ok(o)) => {
-            assert_eq!(b.to_vec(), data, "re-encoding of {b:?}");
-            assert_eq!(b.to_owned().to_vec(), o.to_vec());
+            assert_eq!(b.to_encoded_vec(), data, "re-encoding of {b:?}");
+            assert_eq!(b.to_owned().to_encoded_vec(), o.to_encoded_vec());
         }
         (Err(_), Err(_)) => {}
         _ => panic!("SpawnEntityRef::decode {borrowed:?} but SpawnEntity::decode {owned:?}"),
@@ -105,7 +105,7 @@ fn spawn_entity_ref(data: &[u8]) {
         rotation: glam::Quat::IDENTITY,
         name: "warm",
     };
-    in_place(data, &borrowed, warm, |a, b| a.to_vec() == b.to_vec());
+    in_place(data, &borrowed, warm, |a, b| a.to_encoded_vec() == b.to_encoded_vec());
 }
 
 /// `decode_in_place` into `warm`, then again into what that left behind.

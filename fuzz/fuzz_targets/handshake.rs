@@ -33,11 +33,11 @@ fuzz_target!(|data: &[u8]| {
 fn raw(data: &[u8], protocol: &Protocol) {
     if let Ok(hello) = Hello::decode(data) {
         assert_eq!(hello.encoded_len(), data.len());
-        assert_eq!(hello.to_vec(), data, "re-encoding of {hello:?}");
+        assert_eq!(hello.to_encoded_vec(), data, "re-encoding of {hello:?}");
         check(&hello, protocol);
     }
     if let Ok(reply) = HelloReply::decode(data) {
-        assert_eq!(reply.to_vec(), data, "re-encoding of {reply:?}");
+        assert_eq!(reply.to_encoded_vec(), data, "re-encoding of {reply:?}");
         if let HelloReply::Refused(reason) = &reply {
             let _ = reason.to_string();
         }
@@ -117,7 +117,7 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
         channels,
         token: u.arbitrary()?,
     };
-    let bytes = hello.to_vec();
+    let bytes = hello.to_encoded_vec();
     assert_eq!(bytes.len(), hello.encoded_len());
     assert_eq!(Hello::decode(&bytes).as_ref(), Ok(&hello));
     check(&hello, protocol);
@@ -128,7 +128,7 @@ fn structured(u: &mut Unstructured<'_>, protocol: &Protocol) -> arbitrary::Resul
         },
         Err(reason) => HelloReply::Refused(reason),
     };
-    assert_eq!(HelloReply::decode(&reply.to_vec()), Ok(reply));
+    assert_eq!(HelloReply::decode(&reply.to_encoded_vec()), Ok(reply));
     Ok(())
 }
 

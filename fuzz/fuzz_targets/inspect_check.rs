@@ -21,7 +21,7 @@ use zao::inspect::{
     CaptureEvent, CaptureReader, InspectErrorKind, Inspector, ProtocolSchema, TextStyle,
 };
 use zao::proto::{Channel, Direction, Protocol};
-use zao::{Decode, DecodeError, Encode, Message};
+use zao::{Decode, DecodeError, Encode, NetMessage};
 
 /// A tolerant struct (older and newer writers' bodies reach it).
 #[derive(Debug, Default, PartialEq, Encode, Decode)]
@@ -44,7 +44,7 @@ pub(crate) enum Node {
 }
 
 /// Every other shape kind at least once.
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 10)]
 pub(crate) struct Zoo {
     pub(crate) small: (u8, i64, bool, char),

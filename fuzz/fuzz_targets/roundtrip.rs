@@ -18,7 +18,7 @@ use core::fmt::Debug;
 use arbitrary::Arbitrary;
 use glam::{Quat, Vec2, Vec3};
 use libfuzzer_sys::fuzz_target;
-use zao::{Decode, Encode, EncodeError, Message};
+use zao::{Decode, Encode, EncodeError, NetMessage};
 use zao_messages::{
     Buttons, GameMessage, Inventory, ItemStack, PlayerInput, PlayerMoved, PlayerState, SpawnEntity,
     SpawnEntityRef, Stance, WorldSnapshot, samples,
@@ -96,10 +96,10 @@ fuzz_target!(|case: Case| {
             };
             check(&m, samples::spawn_entity(), GameMessage::SpawnEntity);
             // The borrowed twin has the same wire form.
-            let bytes = m.to_vec();
+            let bytes = m.to_encoded_vec();
             let r = SpawnEntityRef::decode(&bytes).expect("SpawnEntityRef of a SpawnEntity");
             assert_eq!(r.name, m.name);
-            assert_eq!(r.to_vec(), bytes);
+            assert_eq!(r.to_encoded_vec(), bytes);
         }
         Case::Snapshot { tick, players } => {
             let m = WorldSnapshot {
@@ -141,7 +141,7 @@ fn vec3(bits: [u32; 3]) -> Vec3 {
 
 fn check<M>(msg: &M, mut warm: M, wrap: fn(M) -> GameMessage)
 where
-    M: Message + for<'de> Decode<'de> + Clone + PartialEq + Debug,
+    M: NetMessage + for<'de> Decode<'de> + Clone + PartialEq + Debug,
 {
     // Encode: the size is exact, the too-small buffer is refused untouched.
     let len = msg.encoded_len();
@@ -149,7 +149,7 @@ where
     assert_eq!(msg.encode(&mut buf), Ok(len), "encode of {msg:?}");
     assert!(buf.get(len..).is_some_and(|t| t.iter().all(|&b| b == 0xa5)));
     buf.truncate(len);
-    assert_eq!(msg.to_vec(), buf, "to_vec of {msg:?}");
+    assert_eq!(msg.to_encoded_vec(), buf, "to_vec of {msg:?}");
     if let Some(short) = len.checked_sub(1) {
         let mut small = vec![0xa5u8; short];
         assert_eq!(
@@ -201,12 +201,12 @@ where
 
 /// `decoded` is `msg`: equal encodings, except `Inventory` (a `HashMap`,
 /// encoded in its own order, §6), which holds no float and compares by value.
-fn assert_same<M: Message + PartialEq + Debug>(msg: &M, decoded: &M, bytes: &[u8]) {
+fn assert_same<M: NetMessage + PartialEq + Debug>(msg: &M, decoded: &M, bytes: &[u8]) {
     if M::ID == Inventory::ID {
         assert_eq!(decoded, msg);
         assert_eq!(decoded.encoded_len(), bytes.len());
     } else {
-        assert_eq!(decoded.to_vec(), bytes, "{msg:?} came back as {decoded:?}");
+        assert_eq!(decoded.to_encoded_vec(), bytes, "{msg:?} came back as {decoded:?}");
     }
 }
 

@@ -52,11 +52,11 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use zao::proto::{
-    Channel, ChannelKind, ClientId, CloseCode, DATAGRAM_BUDGET, DisconnectReason, Hello,
+    Channel, ChannelKind, ClientId, CloseCode, ClosedBy, DATAGRAM_BUDGET, DisconnectReason, Hello,
     HelloReply, Identity, Limits, OutStream, Outgoing, ParsedDatagram, PathStats, Protocol,
-    RefuseReason, Role, SendError, Session, SessionConfig, SessionEvent, Side, SnapshotHeader,
-    StreamId, StreamWrite, Transmit, UnorderedWrite, frame_header, parse_unreliable,
-    snapshot_datagram, split_datagram,
+    RefuseReason, Role, SendError, Session, SessionConfig, SessionEvent, SnapshotHeader, StreamId,
+    StreamWrite, Transmit, UnorderedWrite, frame_header, parse_unreliable, snapshot_datagram,
+    split_datagram,
 };
 use zao::{Decode, Encode, Reader};
 
@@ -479,12 +479,12 @@ impl Driver {
                 let reason = match b % 3 {
                     0 => DisconnectReason::TimedOut,
                     1 => DisconnectReason::Closed {
-                        by: Side::Peer,
+                        by: ClosedBy::Peer,
                         code: CloseCode::Normal,
                         reason: "bye".into(),
                     },
                     _ => DisconnectReason::Closed {
-                        by: Side::Peer,
+                        by: ClosedBy::Peer,
                         code: CloseCode::HandshakeTimeout,
                         reason: "late".into(),
                     },
@@ -520,7 +520,7 @@ impl Driver {
                 assert!(self.session.is_closed());
                 if !was_closed {
                     let expected = DisconnectReason::Closed {
-                        by: Side::Local,
+                        by: ClosedBy::Local,
                         code,
                         reason: "fuzz".into(),
                     };
@@ -680,6 +680,15 @@ impl Driver {
                     self.unordered_in.entry((c, frame.clone())).or_default().0 += 1;
                 }
             }
+        }
+    }
+
+    /// The error of a send on a session that is not open: a server's
+    /// client is gone; a client is not connected.
+    fn not_connected(&self) -> SendError {
+        match (self.role, self.session.client_id()) {
+            (Role::Server, Some(client)) => SendError::ClientNotConnected(client),
+            _ => SendError::NotConnected,
         }
     }
 
@@ -853,25 +862,25 @@ impl Driver {
     fn hello(&self, b: u8) -> Vec<u8> {
         let good = Hello::new(&self.protocol, Some(TOKEN.to_vec()));
         match b % 10 {
-            0 => framed(&good.to_vec()),
+            0 => framed(&good.to_encoded_vec()),
             1 => framed(
                 &Hello {
                     token: None,
                     ..good
                 }
-                .to_vec(),
+                .to_encoded_vec(),
             ),
-            2 => framed(&Hello { magic: 0, ..good }.to_vec()),
+            2 => framed(&Hello { magic: 0, ..good }.to_encoded_vec()),
             3 => framed(
                 &Hello {
                     version: "0.0.1-fuzz".into(),
                     ..good
                 }
-                .to_vec(),
+                .to_encoded_vec(),
             ),
-            4 => framed(&Hello::new(&zao_messages::protocol(), None).to_vec()),
+            4 => framed(&Hello::new(&zao_messages::protocol(), None).to_encoded_vec()),
             5 => {
-                let whole = framed(&good.to_vec());
+                let whole = framed(&good.to_encoded_vec());
                 whole[..whole.len() / 2].to_vec()
             }
             6 => framed(b"not a hello"),
@@ -879,14 +888,14 @@ impl Driver {
                 let (header, n) = frame_header(1 << 20);
                 header[..n].to_vec()
             }
-            8 => [framed(&good.to_vec()), vec![0]].concat(),
+            8 => [framed(&good.to_encoded_vec()), vec![0]].concat(),
             // The same registrations, without the channels they name.
             _ => framed(
                 &Hello {
                     channels: Vec::new(),
                     ..good
                 }
-                .to_vec(),
+                .to_encoded_vec(),
             ),
         }
     }
@@ -899,12 +908,11 @@ impl Driver {
         let channel = session_script::channel(channel);
         let kind = self.kind(channel);
         let backlog = self.session.backlog();
-        let client = self.session.client_id().unwrap_or(ClientId(0));
         let frame = out.frame().len();
         let max = self.limits.max_message_size;
         let mut datagram = None;
         let expected = if !self.session.is_open() {
-            Err(SendError::NotConnected(client))
+            Err(self.not_connected())
         } else if self.protocol.admits(out.id(), channel, self.role).is_err() {
             Err(SendError::NotRegistered(out.id()))
         } else {
@@ -917,7 +925,7 @@ impl Driver {
                         && backlog > 0
                         && backlog + frame > self.limits.reliable_backlog =>
                 {
-                    Err(SendError::QueueFull(client))
+                    Err(SendError::QueueFull)
                 }
                 Some(ChannelKind::Unreliable) if 1 + frame > DATAGRAM_BUDGET => {
                     Err(SendError::TooLarge {
@@ -1002,9 +1010,8 @@ impl Driver {
             })
             .collect();
         let id = id_value(id);
-        let client = self.session.client_id().unwrap_or(ClientId(0));
         let expected = if !self.session.is_open() {
-            Err(SendError::NotConnected(client))
+            Err(self.not_connected())
         } else if self.protocol.admits(id, channel, self.role).is_err()
             || self.kind(channel).is_none_or(ChannelKind::is_reliable)
         {
@@ -1373,7 +1380,8 @@ impl Driver {
             assert!(self.closed_event, "closed without telling the application");
         }
         if let Some(DisconnectReason::Closed {
-            by: Side::Local, ..
+            by: ClosedBy::Local,
+            ..
         }) = s.close_reason()
         {
             assert_eq!(self.closes, 1, "closed locally without telling QUIC");
@@ -1519,11 +1527,11 @@ fn reply(b: u8) -> Vec<u8> {
         }),
         4 => return framed(b"\x07garbage"),
         _ => {
-            let welcome = HelloReply::Welcome { client_id: 5 }.to_vec();
+            let welcome = HelloReply::Welcome { client_id: 5 }.to_encoded_vec();
             return [framed(&welcome), vec![0x01, 0x00]].concat();
         }
     };
-    framed(&reply.to_vec())
+    framed(&reply.to_encoded_vec())
 }
 
 fn snapshot(header: SnapshotHeader, message: &[u8]) -> Bytes {

@@ -12,11 +12,11 @@ use std::time::Duration;
 use zao::proto::{
     Channel, ChannelKind, Direction, Limits, Protocol, RateLimit, Role, StreamId, frame_header,
 };
-use zao::{Decode, Encode, Message};
+use zao::{Decode, Encode, NetMessage};
 
 /// A sequenced message both sides send (no type of the reference protocol
 /// is sequenced).
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 6)]
 pub(crate) struct Aim {
     pub(crate) yaw: u16,
@@ -24,28 +24,28 @@ pub(crate) struct Aim {
 }
 
 /// A reliable message only the server sends.
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 7)]
 pub(crate) struct Notice {
     pub(crate) text: String,
 }
 
 /// A message of the second ordered channel, both ways.
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 8)]
 pub(crate) struct Whisper {
     pub(crate) text: String,
 }
 
 /// A reliable-unordered message, both ways.
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 9)]
 pub(crate) struct Loot {
     pub(crate) item: u32,
 }
 
 /// A reliable message only clients send, with a two-byte id.
-#[derive(Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 300)]
 pub(crate) struct Chat {
     pub(crate) text: String,

@@ -37,7 +37,7 @@ use zao::proto::{
     MAX_CHUNKS, ParsedDatagram, Snapshot, SnapshotHeader, SnapshotReceiver, SnapshotVerdict,
     UnreliablePacker, plan_chunks, snapshot_datagram, split_datagram,
 };
-use zao::{Decode, Encode, Message, Writer};
+use zao::{Decode, Encode, NetMessage, Writer};
 use zao_messages::{PlayerState, WorldSnapshot};
 
 #[derive(Arbitrary, Debug)]
@@ -250,7 +250,7 @@ fn send(input: &Input) {
             tick: snap.tick,
             players: snap.players[r.clone()].to_vec(),
         };
-        assert_eq!(decoded.to_vec(), want.to_vec(), "part {r:?}");
+        assert_eq!(decoded.to_encoded_vec(), want.to_encoded_vec(), "part {r:?}");
 
         let header = SnapshotHeader {
             seq: 7,
@@ -267,7 +267,7 @@ fn send(input: &Input) {
         };
         assert_eq!(h, header);
         let msg = zao::decode_message::<WorldSnapshot>(&message).expect("a chunk decodes");
-        assert_eq!(msg.to_vec(), part);
+        assert_eq!(msg.to_encoded_vec(), part);
         assert_eq!(
             rx.handle_chunk(WorldSnapshot::ID, h),
             SnapshotVerdict::Deliver

@@ -19,8 +19,9 @@ use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
 use zao::inspect::{
-    CAPTURE_MAGIC, CaptureEvent, CaptureReader, Flow, Inspector, ProtocolSchema, Side, TextStyle,
+    CAPTURE_MAGIC, CaptureEvent, CaptureReader, Flow, Inspector, ProtocolSchema, TextStyle,
 };
+use zao::proto::Role;
 
 const USAGE: &str = "\
 zao-inspect: zao messages and session captures as readable text
@@ -250,8 +251,8 @@ fn capture(
         return Ok(true);
     }
     let side = match header.side {
-        Side::Server => "the server",
-        Side::Client => "a client",
+        Role::Server => "the server",
+        Role::Client => "a client",
     };
     writeln!(
         out,

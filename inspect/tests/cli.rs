@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use zao::inspect::{CaptureWriter, Flow, Side};
+use zao::inspect::{CaptureWriter, Flow};
 use zao::proto::Channel;
+use zao::proto::Role;
 use zao_messages::samples;
 
 fn root() -> PathBuf {
@@ -34,7 +35,7 @@ fn inspect(args: &[&str], stdin: &[u8]) -> (i32, String) {
     )
 }
 
-fn framed<M: zao::Message>(m: &M) -> Vec<u8> {
+fn framed<M: zao::NetMessage>(m: &M) -> Vec<u8> {
     let mut buf = vec![0u8; zao::message_len(m)];
     zao::encode_message(m, &mut buf).unwrap();
     buf
@@ -46,7 +47,7 @@ fn write_capture() -> PathBuf {
     let start = Instant::now();
     let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     let mut w =
-        CaptureWriter::with_start(Vec::new(), &protocol, Side::Server, start, wall).unwrap();
+        CaptureWriter::with_start(Vec::new(), &protocol, Role::Server, start, wall).unwrap();
     let at = |ms| start + Duration::from_millis(ms);
     w.connected(at(1), 1, "127.0.0.1:5001").unwrap();
     w.connected(at(2), 2, "127.0.0.1:5002").unwrap();

@@ -5,7 +5,7 @@
 use glam::Vec3;
 use zao::proto::Interpolate;
 use zao::wire::{QAngle, QVec3};
-use zao::{Decode, Encode, Message, Snapshot, SnapshotItem};
+use zao::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 
 /// A position within ±4096 m of the origin at 1 mm: 23 bits a component.
 pub type Position = QVec3<-4096, 4096, 1000>;
@@ -57,7 +57,7 @@ impl Interpolate for EntityState {
 /// client acknowledged. Not in [`protocol`](crate::protocol) (whose hash
 /// the conformance vectors fix): register it with
 /// `protocol.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient)`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Encode, Decode, Message, Snapshot)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Encode, Decode, NetMessage, Snapshot)]
 #[zao(id = 6)]
 pub struct EntitySnapshot {
     /// Server tick.

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use glam::{Quat, Vec2, Vec3};
 use zao::proto::{Channel, Direction, Protocol};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, DecodeError, Encode, EncodeError, Message, Snapshot, SnapshotItem};
+use zao::{Decode, DecodeError, Encode, EncodeError, NetMessage, Snapshot, SnapshotItem};
 
 pub use buttons::Buttons;
 pub use entities::{EntitySnapshot, EntityState, Heading, Position};
@@ -43,7 +43,7 @@ pub use entities::{EntitySnapshot, EntityState, Heading, Position};
     PartialEq,
     Encode,
     Decode,
-    Message,
+    NetMessage,
     FromBytes,
     IntoBytes,
     Immutable,
@@ -75,7 +75,7 @@ pub enum Stance {
 /// One tick of a player's input. Tier 1: fixed size (15 bytes), but not
 /// every bit pattern is valid (unknown button bits, stance tags), so decode
 /// checks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 2)]
 pub struct PlayerInput {
     /// The client tick this input belongs to.
@@ -90,7 +90,7 @@ pub struct PlayerInput {
 
 /// The server spawned an entity. Tier 2: fixed fields, then a string.
 /// Wire size 34 bytes plus the name and its varint length.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 3)]
 pub struct SpawnEntity {
     /// The new entity.
@@ -107,7 +107,7 @@ pub struct SpawnEntity {
 
 /// [`SpawnEntity`] decoded without copying: `name` borrows from the input.
 /// Same id, same wire form, same fingerprint.
-#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Copy, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 3)]
 pub struct SpawnEntityRef<'a> {
     /// The new entity.
@@ -170,7 +170,7 @@ pub struct PlayerState {
 /// of the players, each decoding on its own as a `WorldSnapshot`, so losing
 /// one datagram loses only its players; `send_delta_snapshot` sends it as
 /// deltas keyed by entity.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message, Snapshot)]
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, NetMessage, Snapshot)]
 #[zao(id = 4)]
 pub struct WorldSnapshot {
     /// Server tick.
@@ -199,7 +199,7 @@ pub struct ItemStack {
 ///
 /// Slots go out in the map's iteration order; a decoder takes any order and
 /// refuses a repeated slot.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 5)]
 pub struct Inventory {
     /// Owning entity.

@@ -59,7 +59,7 @@ impl FleetConfig {
     /// # Errors
     /// [`StartError::Tls`] if rustls refuses the configuration.
     pub fn zao(server: &Server, protocol: &Protocol, limits: &Limits) -> Result<Self, StartError> {
-        let hello = Hello::new(protocol, None).to_vec();
+        let hello = Hello::new(protocol, None).to_encoded_vec();
         let (header, n) = frame_header(hello.len());
         let mut framed = header.get(..n).unwrap_or_default().to_vec();
         framed.extend_from_slice(&hello);

@@ -5,7 +5,7 @@ use bevy_ecs::prelude::*;
 use bevy_state::state::NextState;
 
 use crate::proto::{
-    ClientCore, ClientEvent, ClientId, ConnectionStats, DisconnectReason, SnapshotAck,
+    ClientCore, ClientEvent, ClientId, ConnectionStats, DisconnectReason, SendError, SnapshotAck,
     SnapshotChunk,
 };
 
@@ -147,7 +147,7 @@ impl ZaoClient {
     /// Encodes `message` into the transport on its registered channel.
     ///
     /// # Errors
-    /// [`ZaoSendError::NotRegistered`] if this side may not send `T`,
+    /// [`SendError::NotRegistered`] if this side may not send `T`,
     /// [`ZaoSendError::NotRunning`] before the server accepted us or after
     /// the connection ended, [`ZaoSendError::Transport`] for the rest.
     pub fn send<T: NetworkMessage>(
@@ -157,13 +157,13 @@ impl ZaoClient {
     ) -> Result<(), ZaoSendError> {
         let channel = protocol
             .channel_of(T::ID)
-            .ok_or(ZaoSendError::NotRegistered)?;
+            .ok_or(ZaoSendError::Transport(SendError::NotRegistered(T::ID)))?;
         if !self.is_connected() {
             return Err(ZaoSendError::NotRunning);
         }
         if tracing::enabled!(target: "zao::traffic", tracing::Level::TRACE) {
-            let bytes =
-                crate::proto::Outgoing::encode(message, &mut bytes::BytesMut::new()).message();
+            let mut bytes = bytes::BytesMut::new();
+            crate::encode_message_to(message, &mut bytes);
             tracing::trace!(target: "zao::traffic", "client → server: {}", protocol.readable(&bytes));
         }
         self.transport

@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use bevy_ecs::prelude::*;
 use bevy_state::state::{NextState, State};
 
-use crate::proto::{CloseCode, DisconnectReason, Side};
+use crate::proto::{CloseCode, ClosedBy, DisconnectReason};
 use crate::quic::{
     AuthCallback, CertHash, Certificate, ClientConfig, ConditionerConfig, Limits, ServerConfig,
     ServerTrust, StartError,
@@ -312,7 +312,7 @@ fn stop_server(world: &mut World) {
             client,
             entity,
             DisconnectReason::Closed {
-                by: Side::Local,
+                by: ClosedBy::Local,
                 code: CloseCode::Normal,
                 reason: "server stopped".to_owned(),
             },

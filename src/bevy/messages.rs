@@ -16,9 +16,12 @@ use crate::quic::{ClientId, DisconnectReason, StartError};
 /// owned value (no borrowed `&str` fields) and can live in a Bevy `World`.
 /// Implemented for every such type; derive zao's `Encode`, `Decode` and
 /// `Message` and it applies.
-pub trait NetworkMessage: crate::Message + for<'de> Decode<'de> + Send + Sync + 'static {}
+pub trait NetworkMessage: crate::NetMessage + for<'de> Decode<'de> + Send + Sync + 'static {}
 
-impl<T> NetworkMessage for T where T: crate::Message + for<'de> Decode<'de> + Send + Sync + 'static {}
+impl<T> NetworkMessage for T where
+    T: crate::NetMessage + for<'de> Decode<'de> + Send + Sync + 'static
+{
+}
 
 /// A message a client sent, as the server reads it:
 /// `MessageReader<FromClient<T>>`.
@@ -58,7 +61,7 @@ impl From<ClientId> for SendTarget {
 /// `MessageWriter<ToClients<T>>`. Sent in [`ZaoSet::Send`](super::ZaoSet::Send)
 /// of the same update; a failure is a [`SendFailed`] message. To send
 /// without a copy and see the result at once, use
-/// [`ZaoSender`](super::ZaoSender).
+/// [`ZaoServerSender`](super::ZaoServerSender).
 #[derive(Message, Clone, Debug, PartialEq)]
 pub struct ToClients<T> {
     /// Whom it goes to.
@@ -181,10 +184,9 @@ pub enum ZaoSendError {
     /// No server is running (server side) or no connection is open
     /// (client side).
     NotRunning,
-    /// The type is not registered with `add_zao_message` for this side.
-    NotRegistered,
-    /// The transport refused it (a full backlog, too large, a client not
-    /// connected).
+    /// The transport refused it: not registered for this side (register
+    /// it with `add_zao_message`), a full backlog, too large, a client not
+    /// connected.
     Transport(SendError),
 }
 
@@ -192,7 +194,6 @@ impl fmt::Display for ZaoSendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NotRunning => f.write_str("not running or not connected"),
-            Self::NotRegistered => f.write_str("not registered for this side"),
             Self::Transport(e) => e.fmt(f),
         }
     }

@@ -14,7 +14,7 @@
 //!   [`ConnectedClient`] and [`ClientStats`]; despawning it kicks the
 //!   client; [`FromClient`] names it.
 //! - **Sending**: `ToClients<T>` / `ToServer<T>` messages (failures come
-//!   back as [`SendFailed`]), or [`ZaoSender`] / [`ZaoClientSender`] with a
+//!   back as [`SendFailed`]), or [`ZaoServerSender`] / [`ZaoClientSender`] with a
 //!   `Result` and no copy; targets include lists and rooms
 //!   ([`ZaoServer::join`]).
 //! - **Listen server**: [`ZaoCommandsExt::connect_zao_local`] gives the
@@ -53,7 +53,7 @@ pub use messages::{
 };
 pub use plugin::{ZaoClientPlugin, ZaoServerPlugin};
 pub use protocol::{AppZaoExt, ChannelName, ZaoProtocol};
-pub use sender::{ZaoClientSender, ZaoSender};
+pub use sender::{ZaoClientSender, ZaoServerSender};
 pub use server::{ClientStats, ConnectedClient, ZaoServer};
 pub use set::ZaoSet;
 pub use snapshots::{SnapshotApplied, ZaoSnapshots};

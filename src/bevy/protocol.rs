@@ -148,10 +148,10 @@ impl ChannelName for &str {
 /// ```
 /// use bevy_app::App;
 /// use zao::bevy::{AppZaoExt, ChannelKind, Direction, ZaoClientPlugin};
-/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// # #[zao(id = 7)]
 /// # struct Chat { text: String }
-/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// # #[zao(id = 8)]
 /// # struct MapChunk { bytes: Vec<u8> }
 ///
@@ -186,7 +186,7 @@ pub trait AppZaoExt {
     /// name), sent in `direction`. The receiving side reads
     /// `FromClient<T>` / `FromServer<T>`; the sending side writes
     /// `ToClients<T>` / `ToServer<T>` or sends with
-    /// [`ZaoSender`](super::ZaoSender) / [`ZaoClientSender`](super::ZaoClientSender).
+    /// [`ZaoServerSender`](super::ZaoServerSender) / [`ZaoClientSender`](super::ZaoClientSender).
     /// Only the messages the direction allows exist: a system that asks for
     /// `MessageWriter<ToServer<T>>` of a server-to-client `T` fails when
     /// the app starts.
@@ -204,7 +204,7 @@ pub trait AppZaoExt {
     /// Registers snapshot type `T` on [`Channel::SNAPSHOT`], server to
     /// clients (the only direction the transport sends snapshots). The
     /// server writes `ToClients<T>` or calls
-    /// [`ZaoSender::send_snapshot`](super::ZaoSender::send_snapshot); each
+    /// [`ZaoServerSender::send_snapshot`](super::ZaoServerSender::send_snapshot); each
     /// is split into datagram-sized chunks, every chunk encoded once for
     /// all targets. Clients read one `FromServer<T>` per chunk, each a
     /// whole `T` holding some of the items; an older snapshot arriving
@@ -216,7 +216,7 @@ pub trait AppZaoExt {
 
     /// Registers delta snapshot type `T` on [`Channel::SNAPSHOT`], server
     /// to clients (docs/WIRE.md §12.10). The server sends it with
-    /// [`ZaoSender::send_delta_snapshot`](super::ZaoSender::send_delta_snapshot):
+    /// [`ZaoServerSender::send_delta_snapshot`](super::ZaoServerSender::send_delta_snapshot):
     /// each client gets it encoded against the newest snapshot it
     /// acknowledged, clients sharing a baseline share one encode. Each
     /// client App gets a [`ZaoSnapshots<T>`](super::ZaoSnapshots) resource
@@ -421,7 +421,9 @@ fn fail_all(count: usize, name: &'static str, failed: &mut MessageWriter<SendFai
 fn report(name: &'static str, error: ZaoSendError, failed: &mut MessageWriter<SendFailed>) {
     match &error {
         ZaoSendError::NotRunning
-        | ZaoSendError::Transport(SendError::QueueFull(_) | SendError::NotConnected(_)) => {
+        | ZaoSendError::Transport(
+            SendError::QueueFull | SendError::NotConnected | SendError::ClientNotConnected(_),
+        ) => {
             tracing::debug!("zao: {name} not sent: {error}");
         }
         _ => tracing::warn!("zao: {name} not sent: {error}"),

@@ -16,12 +16,12 @@ use super::{ZaoClient, ZaoServer};
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
-/// use zao::bevy::{SendTarget, ZaoSender};
-/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// use zao::bevy::{SendTarget, ZaoServerSender};
+/// # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// # #[zao(id = 7)]
 /// # struct Chat { text: String }
 ///
-/// fn announce(mut sender: ZaoSender) {
+/// fn announce(mut sender: ZaoServerSender) {
 ///     let chat = Chat { text: "round over".into() };
 ///     if let Err(e) = sender.send(&chat, SendTarget::Room("lobby".into())) {
 ///         eprintln!("not sent: {e}");
@@ -29,17 +29,17 @@ use super::{ZaoClient, ZaoServer};
 /// }
 /// ```
 #[derive(SystemParam)]
-pub struct ZaoSender<'w> {
+pub struct ZaoServerSender<'w> {
     server: Option<ResMut<'w, ZaoServer>>,
     protocol: Res<'w, ZaoProtocol>,
 }
 
-impl ZaoSender<'_> {
+impl ZaoServerSender<'_> {
     /// Sends `message` to `target` on its registered channel.
     ///
     /// # Errors
     /// [`ZaoSendError::NotRunning`] without a running server,
-    /// [`ZaoSendError::NotRegistered`], or the transport's
+    /// or the transport's
     /// [`SendError`](crate::proto::SendError) (for one target: not
     /// connected, backlog full; for any: too large).
     pub fn send<T: NetworkMessage>(
@@ -89,14 +89,14 @@ impl ZaoSender<'_> {
     }
 
     /// The running server, for what a system does beside sending (rooms,
-    /// kicks, stats): a system cannot hold both a `ZaoSender` and a
+    /// kicks, stats): a system cannot hold both a `ZaoServerSender` and a
     /// `ResMut<ZaoServer>`.
     pub fn server(&mut self) -> Option<&mut ZaoServer> {
         self.server.as_deref_mut()
     }
 }
 
-/// The client's sends, as a system parameter: see [`ZaoSender`].
+/// The client's sends, as a system parameter: see [`ZaoServerSender`].
 #[derive(SystemParam)]
 pub struct ZaoClientSender<'w> {
     client: Option<ResMut<'w, ZaoClient>>,
@@ -108,7 +108,7 @@ impl ZaoClientSender<'_> {
     ///
     /// # Errors
     /// [`ZaoSendError::NotRunning`] while not connected,
-    /// [`ZaoSendError::NotRegistered`], or the transport's
+    /// or the transport's
     /// [`SendError`](crate::proto::SendError).
     pub fn send<T: NetworkMessage>(&mut self, message: &T) -> Result<(), ZaoSendError> {
         let client = self.client.as_mut().ok_or(ZaoSendError::NotRunning)?;

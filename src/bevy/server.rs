@@ -215,7 +215,7 @@ impl ZaoServer {
     /// channel: see [`ServerCore::send`].
     ///
     /// # Errors
-    /// [`ZaoSendError::NotRegistered`] if the server may not send `T`,
+    /// [`SendError::NotRegistered`] if the server may not send `T`,
     /// [`ZaoSendError::Transport`] as [`ServerCore::send`] says.
     pub fn send<T: NetworkMessage>(
         &mut self,
@@ -225,7 +225,7 @@ impl ZaoServer {
     ) -> Result<(), ZaoSendError> {
         let channel = protocol
             .channel_of(T::ID)
-            .ok_or(ZaoSendError::NotRegistered)?;
+            .ok_or(ZaoSendError::Transport(SendError::NotRegistered(T::ID)))?;
         self.send_with(protocol, message, target, |core, target| {
             core.send(target, channel, message)
         })
@@ -245,7 +245,7 @@ impl ZaoServer {
     ) -> Result<usize, ZaoSendError> {
         protocol
             .channel_of(T::ID)
-            .ok_or(ZaoSendError::NotRegistered)?;
+            .ok_or(ZaoSendError::Transport(SendError::NotRegistered(T::ID)))?;
         self.send_with(protocol, snapshot, target, |core, target| {
             core.send_snapshot(target, snapshot)
         })
@@ -265,7 +265,7 @@ impl ZaoServer {
     ) -> Result<DeltaSent, ZaoSendError> {
         protocol
             .channel_of(T::ID)
-            .ok_or(ZaoSendError::NotRegistered)?;
+            .ok_or(ZaoSendError::Transport(SendError::NotRegistered(T::ID)))?;
         self.send_with(protocol, snapshot, target, |core, target| {
             core.send_delta_snapshot(target, snapshot)
         })
@@ -376,7 +376,8 @@ fn trace_send<T: NetworkMessage>(
     target: &SendTarget,
 ) {
     if tracing::enabled!(target: "zao::traffic", tracing::Level::TRACE) {
-        let bytes = crate::proto::Outgoing::encode(message, &mut bytes::BytesMut::new()).message();
+        let mut bytes = bytes::BytesMut::new();
+        crate::encode_message_to(message, &mut bytes);
         debug_assert_eq!(id, T::ID);
         tracing::trace!(
             target: "zao::traffic",

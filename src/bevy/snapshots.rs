@@ -1,7 +1,7 @@
 //! Delta snapshots in Bevy (docs/WIRE.md §12.10). The server sends a
 //! snapshot type registered with
 //! [`add_zao_delta_snapshot`](super::AppZaoExt::add_zao_delta_snapshot)
-//! through [`ZaoSender::send_delta_snapshot`](super::ZaoSender::send_delta_snapshot):
+//! through [`ZaoServerSender::send_delta_snapshot`](super::ZaoServerSender::send_delta_snapshot):
 //! each client gets it encoded against the newest snapshot it acknowledged,
 //! and clients that acknowledged the same one share one encode. Each client
 //! App keeps a [`ZaoSnapshots<T>`] resource: the chunks applied to the

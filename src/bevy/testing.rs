@@ -16,8 +16,8 @@
 //! use zao::bevy::testing::{ZaoTestNet, collect, collected};
 //! use zao::bevy::{AppZaoExt, ClientConnected, Direction, FromClient, ToServer};
 //! use zao::sim::LinkSpec;
-//! # use zao::{Decode, Encode, Message};
-//! # #[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+//! # use zao::{Decode, Encode, NetMessage};
+//! # #[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 //! # #[zao(id = 7)]
 //! # struct Chat { text: String }
 //!

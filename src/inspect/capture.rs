@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::Decode;
-use crate::proto::{Channel, Protocol};
+use crate::proto::{Channel, Protocol, Role};
 
 use super::json::JsonError;
 use super::schema::ProtocolSchema;
@@ -28,15 +28,6 @@ const NO_CHANNEL: u8 = 0xff;
 /// The largest record and the largest protocol JSON a reader accepts by
 /// default: 16 MiB, past any message the transport carries.
 const DEFAULT_MAX_RECORD: usize = 16 << 20;
-
-/// Which end of the connection wrote the capture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// The server: records carry each client's id.
-    Server,
-    /// A client: records carry its own id (0 until it is welcomed).
-    Client,
-}
 
 /// Which way a message went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,7 +80,7 @@ pub struct CaptureRecord<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaptureHeader {
     /// The end that wrote it.
-    pub side: Side,
+    pub side: Role,
     /// The writer's zao version.
     pub zao_version: String,
     /// Wall-clock time of record time zero, in microseconds since the Unix
@@ -123,7 +114,7 @@ impl CaptureWriter<io::BufWriter<std::fs::File>> {
     pub fn create(
         path: impl AsRef<std::path::Path>,
         protocol: &Protocol,
-        side: Side,
+        side: Role,
     ) -> io::Result<Self> {
         let file = std::fs::File::create(path)?;
         Self::new(io::BufWriter::new(file), protocol, side)
@@ -136,7 +127,7 @@ impl<W: Write> CaptureWriter<W> {
     ///
     /// # Errors
     /// Any error of `out`.
-    pub fn new(out: W, protocol: &Protocol, side: Side) -> io::Result<Self> {
+    pub fn new(out: W, protocol: &Protocol, side: Role) -> io::Result<Self> {
         Self::with_start(out, protocol, side, Instant::now(), SystemTime::now())
     }
 
@@ -148,7 +139,7 @@ impl<W: Write> CaptureWriter<W> {
     pub fn with_start(
         mut out: W,
         protocol: &Protocol,
-        side: Side,
+        side: Role,
         start: Instant,
         wall: SystemTime,
     ) -> io::Result<Self> {
@@ -158,8 +149,8 @@ impl<W: Write> CaptureWriter<W> {
         header.extend_from_slice(&CAPTURE_MAGIC);
         header.extend_from_slice(&CAPTURE_VERSION.to_le_bytes());
         header.push(match side {
-            Side::Server => 0,
-            Side::Client => 1,
+            Role::Server => 0,
+            Role::Client => 1,
         });
         header.push(version.len() as u8);
         header.extend_from_slice(version.as_bytes());
@@ -386,7 +377,7 @@ impl<R: Read> CaptureReader<R> {
         let mut reader = Self {
             input,
             header: CaptureHeader {
-                side: Side::Server,
+                side: Role::Server,
                 zao_version: String::new(),
                 start_unix_micros: 0,
                 protocol_hash: 0,
@@ -406,8 +397,8 @@ impl<R: Read> CaptureReader<R> {
         }
         let [side, version_len] = reader.header_array()?;
         reader.header.side = match side {
-            0 => Side::Server,
-            1 => Side::Client,
+            0 => Role::Server,
+            1 => Role::Client,
             _ => return Err(CaptureError::BadRecord { offset: 10 }),
         };
         let zao_version = reader.header_bytes(usize::from(version_len))?;

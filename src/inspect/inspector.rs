@@ -23,7 +23,7 @@ use super::value::Value;
 /// use zao::inspect::Inspector;
 /// use zao::proto::{Channel, Direction, Protocol};
 ///
-/// #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// #[zao(id = 7)]
 /// struct Chat { from: u32, text: String }
 ///

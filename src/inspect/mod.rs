@@ -33,7 +33,7 @@ mod value;
 
 pub use capture::{
     CAPTURE_MAGIC, CAPTURE_VERSION, CaptureError, CaptureEvent, CaptureHeader, CaptureReader,
-    CaptureRecord, CaptureWriter, Flow, Side,
+    CaptureRecord, CaptureWriter, Flow,
 };
 pub use decode::INSPECTOR_ALLOC_FACTOR;
 pub use error::{FieldPath, InspectError, InspectErrorKind, TextError};

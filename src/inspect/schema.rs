@@ -32,7 +32,7 @@ impl Default for ProtocolSchema {
 pub struct MessageSchema {
     /// The message id.
     pub id: u32,
-    /// The type's `Message::NAME`.
+    /// The type's `NetMessage::NAME`.
     pub name: String,
     /// The schema fingerprint (docs/WIRE.md §9).
     pub fingerprint: u64,

@@ -4,8 +4,9 @@
 //! transmits out.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
+use std::time::{Duration, Instant};
 
 use super::Session;
 
@@ -13,6 +14,9 @@ use super::Session;
 #[derive(Debug)]
 pub(crate) struct SessionCell {
     session: Mutex<Session>,
+    /// Signalled by the driver after each drive, for threads that wait on
+    /// the session's state ([`wait_until`](Self::wait_until)).
+    driven: Condvar,
     waker: Mutex<Option<Waker>>,
     /// The application touched the session since the driver last looked.
     notified: AtomicBool,
@@ -28,6 +32,7 @@ impl SessionCell {
     pub(crate) fn new(session: Session) -> Arc<Self> {
         Arc::new(Self {
             session: Mutex::new(session),
+            driven: Condvar::new(),
             waker: Mutex::new(None),
             notified: AtomicBool::new(false),
             ready: AtomicBool::new(false),
@@ -41,6 +46,34 @@ impl SessionCell {
     /// so a poisoned lock is taken as is.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The driver: the session may have changed (it was fed and drained);
+    /// wakes the threads in [`wait_until`](Self::wait_until).
+    pub(crate) fn driven(&self) {
+        self.driven.notify_all();
+    }
+
+    /// Blocks until `done` returns `Some` for the session or `timeout`
+    /// passes (`None`), checking after every drive, never by polling.
+    pub(crate) fn wait_until<T>(
+        &self,
+        timeout: Duration,
+        mut done: impl FnMut(&Session) -> Option<T>,
+    ) -> Option<T> {
+        let end = Instant::now() + timeout;
+        let mut session = self.lock();
+        loop {
+            if let Some(found) = done(&session) {
+                return Some(found);
+            }
+            let left = end.checked_duration_since(Instant::now())?;
+            session = self
+                .driven
+                .wait_timeout(session, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
     }
 
     /// Tells the driver the application queued something.

@@ -12,7 +12,7 @@ use super::{
     Channel, ClientId, CloseCode, ConnectionStats, DisconnectReason, Outgoing, Received, SendError,
     SessionEvent, SnapshotAck, SnapshotChunk,
 };
-use crate::Message;
+use crate::NetMessage;
 
 /// What happened on a client since the last poll.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,8 +158,8 @@ impl ClientCore {
     /// # Errors
     /// [`SendError`]: not connected, backlog full, too large, or not
     /// registered for a client to send on `channel`.
-    pub fn send<M: Message>(&mut self, channel: Channel, msg: &M) -> Result<(), SendError> {
-        let message = Outgoing::encode(msg, &mut self.scratch);
+    pub fn send<M: NetMessage>(&mut self, channel: Channel, msg: &M) -> Result<(), SendError> {
+        let message = Outgoing::encode(msg, &mut self.scratch)?;
         self.send_outgoing(channel, &message)
     }
 
@@ -183,7 +183,7 @@ impl ClientCore {
     /// until the next one arrives.
     ///
     /// # Errors
-    /// [`SendError::NotConnected`], or [`SendError::NotRegistered`] for
+    /// [`SendError::NotConnected`], or [`SendError::TooManyAcks`] for
     /// more than [`MAX_ACKS`](super::MAX_ACKS) acks.
     pub fn send_acks(&mut self, acks: &[SnapshotAck]) -> Result<(), SendError> {
         let result = self.cell.lock().send_acks(acks);

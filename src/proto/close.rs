@@ -17,7 +17,7 @@ impl fmt::Display for ClientId {
 
 /// Which side closed a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub enum ClosedBy {
     /// This side.
     Local,
     /// The other side.
@@ -120,7 +120,7 @@ pub enum TransportError {
         /// The QUIC transport error code.
         code: u64,
         /// Which side detected it.
-        by: Side,
+        by: ClosedBy,
         /// QUIC's or the peer's description.
         reason: String,
     },
@@ -141,7 +141,7 @@ impl fmt::Display for TransportError {
         match self {
             Self::VersionMismatch => f.write_str("no common QUIC version"),
             Self::Quic { code, by, reason } => {
-                let by = if *by == Side::Local {
+                let by = if *by == ClosedBy::Local {
                     "here"
                 } else {
                     "by the peer"
@@ -164,7 +164,7 @@ pub enum DisconnectReason {
     /// Closed deliberately, with the closer's code and reason.
     Closed {
         /// Who closed it.
-        by: Side,
+        by: ClosedBy,
         /// zao's close code.
         code: CloseCode,
         /// The reason given.
@@ -197,7 +197,7 @@ impl fmt::Display for DisconnectReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Closed { by, code, reason } => {
-                let by = if *by == Side::Local {
+                let by = if *by == ClosedBy::Local {
                     "locally"
                 } else {
                     "by the peer"
@@ -235,14 +235,49 @@ impl fmt::Display for DisconnectReason {
 
 impl std::error::Error for DisconnectReason {}
 
+/// Why [`Client::wait_connected`](crate::quic::Client::wait_connected)
+/// returned without a connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitError {
+    /// The caller's timeout passed while the handshake was still under
+    /// way (the connection goes on: wait again or drop the client).
+    TimedOut(core::time::Duration),
+    /// The connection ended (refused, the handshake deadline, a wrong
+    /// certificate...).
+    Closed(DisconnectReason),
+}
+
+impl fmt::Display for WaitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TimedOut(after) => write!(f, "still connecting after {after:?}"),
+            Self::Closed(reason) => reason.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for WaitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Closed(reason) => Some(reason),
+            Self::TimedOut(_) => None,
+        }
+    }
+}
+
 /// Why a send failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SendError {
+    /// This side's connection is not open: its handshake is not done yet,
+    /// or it has closed. Wait for the connection (or reconnect).
+    NotConnected,
+    /// A server's target client is not connected: no such client, or it
+    /// has left.
+    ClientNotConnected(ClientId),
     /// The connection's reliable backlog is full: back-pressure, try later.
-    QueueFull(ClientId),
-    /// No such client, it has disconnected, or the handshake is not done.
-    NotConnected(ClientId),
+    QueueFull,
     /// Larger than the channel allows (`max_message_size` for reliable, one
     /// datagram for unreliable, or too many chunks for a snapshot).
     TooLarge {
@@ -251,17 +286,36 @@ pub enum SendError {
         /// The limit.
         max: usize,
     },
-    /// The message type is not registered for this channel and side.
+    /// The message type (this id) is not registered for this channel and
+    /// side: register it with the same protocol on both sides.
     NotRegistered(u32),
+    /// More snapshot acks in one call than one ack datagram carries.
+    TooManyAcks {
+        /// The acks given.
+        count: usize,
+        /// The most one datagram carries ([`MAX_ACKS`](super::MAX_ACKS)).
+        max: usize,
+    },
     /// Two items of a delta snapshot have this key.
     DuplicateKey(u64),
+    /// A hand-written `Encode` of this message type wrote a different
+    /// number of bytes than its `encoded_len` promised: a bug in that impl.
+    BadEncodedLen {
+        /// The message id.
+        id: u32,
+        /// What `encoded_len` said.
+        promised: usize,
+        /// What `encode` wrote (or needed).
+        written: usize,
+    },
 }
 
 impl fmt::Display for SendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::QueueFull(c) => write!(f, "{c}: reliable backlog full"),
-            Self::NotConnected(c) => write!(f, "{c} is not connected"),
+            Self::NotConnected => f.write_str("not connected"),
+            Self::ClientNotConnected(c) => write!(f, "{c} is not connected"),
+            Self::QueueFull => f.write_str("reliable backlog full"),
             Self::TooLarge { size, max } => {
                 write!(f, "message of {size} bytes over the {max}-byte limit")
             }
@@ -271,7 +325,18 @@ impl fmt::Display for SendError {
                     "message id {id} is not registered for this channel and side"
                 )
             }
+            Self::TooManyAcks { count, max } => {
+                write!(f, "{count} snapshot acks, one datagram carries {max}")
+            }
             Self::DuplicateKey(key) => write!(f, "two snapshot items have the key {key}"),
+            Self::BadEncodedLen {
+                id,
+                promised,
+                written,
+            } => write!(
+                f,
+                "message id {id}: encode wrote {written} bytes, encoded_len promised {promised}"
+            ),
         }
     }
 }

@@ -200,13 +200,13 @@ mod tests {
     use super::*;
     use crate::proto::{Channel, Direction};
 
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 1)]
     struct Ping {
         n: u32,
     }
 
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 1)]
     struct PingWide {
         n: u64,
@@ -225,7 +225,7 @@ mod tests {
         p.add::<Ping>(Channel::RELIABLE, Direction::Both);
         let h = hello(&p);
         assert_eq!(check_hello(&h, &p, "0.1.0"), Ok(()));
-        assert_eq!(Hello::decode(&h.to_vec()), Ok(h));
+        assert_eq!(Hello::decode(&h.to_encoded_vec()), Ok(h));
     }
 
     #[test]
@@ -264,7 +264,7 @@ mod tests {
         bad.magic = 0;
         assert_eq!(check_hello(&bad, &p, "0.1.0"), Err(RefuseReason::NotZao));
         let reply = HelloReply::Refused(err);
-        assert_eq!(HelloReply::decode(&reply.to_vec()), Ok(reply));
+        assert_eq!(HelloReply::decode(&reply.to_encoded_vec()), Ok(reply));
         assert!(versions_compatible("1.2.0", "1.9.1"));
         assert!(!versions_compatible("1.2.0", "2.0.0"));
         assert!(!versions_compatible("garbage", "garbage"));

@@ -13,8 +13,8 @@ use std::time::Instant;
 use super::cell::SessionCell;
 use super::server::{Authentication, ServerShared};
 use super::{
-    AuthFuture, ClientCore, DisconnectReason, IncomingVerdict, OutStream, PathStats, RefuseReason,
-    Role, ServerCore, Session, SessionConfig, Side, StreamId, StreamWrite, Transmit,
+    AuthFuture, ClientCore, ClosedBy, DisconnectReason, IncomingVerdict, OutStream, PathStats,
+    RefuseReason, Role, ServerCore, Session, SessionConfig, StreamId, StreamWrite, Transmit,
 };
 
 /// The address a local client has on its server: loopback, port 0 (no
@@ -317,7 +317,7 @@ fn carry(
         session.handle_connection_lost(
             now,
             DisconnectReason::Closed {
-                by: Side::Peer,
+                by: ClosedBy::Peer,
                 code,
                 reason: reason.clone(),
             },
@@ -326,7 +326,7 @@ fn carry(
         from.lock().handle_connection_lost(
             now,
             DisconnectReason::Closed {
-                by: Side::Local,
+                by: ClosedBy::Local,
                 code,
                 reason,
             },
@@ -341,7 +341,7 @@ mod tests {
     use super::*;
     use crate::proto::{Channel, ClientEvent, Direction as Dir, Protocol, ServerEvent, Target};
 
-    #[derive(Clone, Debug, PartialEq, crate::Encode, crate::Decode, crate::Message)]
+    #[derive(Clone, Debug, PartialEq, crate::Encode, crate::Decode, crate::NetMessage)]
     #[zao(id = 9)]
     struct Chat {
         text: String,

@@ -4,8 +4,9 @@
 
 use bytes::{Bytes, BytesMut};
 
+use super::SendError;
 use crate::wire::varint_len;
-use crate::{Decode, DecodeError, Message, Writer};
+use crate::{Decode, DecodeError, EncodeError, NetMessage, Writer};
 
 /// A message encoded once, ready for any channel and any number of
 /// connections: `len (varint) | id (varint) | body`. A reliable stream
@@ -23,21 +24,44 @@ pub struct Outgoing {
 impl Outgoing {
     /// Encodes `msg` with its id and length prefix into `buf` (reused: only
     /// its spare capacity is touched) and splits it off.
-    pub fn encode<M: Message>(msg: &M, buf: &mut BytesMut) -> Self {
-        let message = varint_len(u64::from(M::ID)) + msg.encoded_len();
+    ///
+    /// # Errors
+    /// [`SendError::BadEncodedLen`] if `msg`'s `encoded_len` is not the size
+    /// its `encode` writes (a hand-written `Encode` that lies): the frame
+    /// would be cut short or padded with zeros. Debug builds also panic, so
+    /// the bug is caught where it is made.
+    pub fn encode<M: NetMessage>(msg: &M, buf: &mut BytesMut) -> Result<Self, SendError> {
+        let body = msg.encoded_len();
+        let message = varint_len(u64::from(M::ID)) + body;
         let prefix = varint_len(message as u64);
         buf.clear();
         buf.resize(prefix + message, 0);
         let mut w = Writer::new(buf);
         w.put_len(message);
         w.put_varint(u64::from(M::ID));
-        // The buffer holds exactly what `encoded_len` promised.
-        let _ = w.encode(msg);
-        Self {
+        let written = match w.encode(msg) {
+            Ok(written) if !w.overflowed() => written,
+            Ok(needed) | Err(EncodeError { needed, .. }) => needed,
+        };
+        if written != body {
+            debug_assert_eq!(
+                written,
+                body,
+                "{}: encode wrote {written} bytes, encoded_len said {body}",
+                M::NAME
+            );
+            buf.clear();
+            return Err(SendError::BadEncodedLen {
+                id: M::ID,
+                promised: body,
+                written,
+            });
+        }
+        Ok(Self {
             frame: buf.split().freeze(),
             id: M::ID,
             prefix,
-        }
+        })
     }
 
     /// Frames an already encoded message (`id + body`) of id `id` (copied
@@ -133,7 +157,7 @@ impl Received {
     /// # Errors
     /// [`DecodeError::UnexpectedMessage`] if the id is another type's, or
     /// any error of `M`'s body.
-    pub fn decode<'de, M: Message + Decode<'de>>(&'de self) -> Result<M, DecodeError> {
+    pub fn decode<'de, M: NetMessage + Decode<'de>>(&'de self) -> Result<M, DecodeError> {
         if self.id != M::ID {
             return Err(DecodeError::UnexpectedMessage {
                 expected: M::ID,
@@ -149,7 +173,7 @@ mod tests {
     use super::*;
     use crate::Encode;
 
-    #[derive(Debug, PartialEq, crate::Encode, crate::Decode, crate::Message)]
+    #[derive(Debug, PartialEq, crate::Encode, crate::Decode, crate::NetMessage)]
     #[zao(id = 300)]
     struct Chat {
         text: String,
@@ -158,8 +182,8 @@ mod tests {
     #[test]
     fn an_outgoing_frame_is_length_id_body_and_parses_back() {
         let chat = Chat { text: "hi".into() };
-        let out = Outgoing::encode(&chat, &mut BytesMut::new());
-        let body = chat.to_vec();
+        let out = Outgoing::encode(&chat, &mut BytesMut::new()).unwrap();
+        let body = chat.to_encoded_vec();
         // 300 is a two-byte varint; the message is 2 + 3 bytes.
         assert_eq!(out.frame()[..], [&[5, 0xac, 0x02][..], &body].concat());
         assert_eq!(out.id(), 300);

@@ -41,7 +41,9 @@ pub use auth::{AuthCallback, AuthError, AuthFuture, AuthRequest, Identity};
 pub use cert_hash::{CertHash, ParseCertHashError};
 pub use channel::{Channel, ChannelDef, ChannelKind, Direction, Role};
 pub use client::{ClientCore, ClientEvent};
-pub use close::{ClientId, CloseCode, DisconnectReason, SendError, Side, TransportError};
+pub use close::{
+    ClientId, CloseCode, ClosedBy, DisconnectReason, SendError, TransportError, WaitError,
+};
 pub use datagram::{
     DELTA_HEADER_MAX, DatagramError, DatagramKind, DeltaHeader, MAX_ACKS, ParsedDatagram,
     SnapshotAck, SnapshotHeader, UnreliablePacker, ack_datagram, delta_datagram_len,

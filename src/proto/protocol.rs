@@ -2,7 +2,7 @@
 //! direction, and the hash both sides compare at connect time.
 
 use crate::wire::schema::{Shape, leaf, mix_str, mix_u64};
-use crate::{Decode, Encode, Message};
+use crate::{Decode, Encode, NetMessage};
 
 use super::{Channel, ChannelDef, ChannelKind, Direction, Role};
 
@@ -186,7 +186,7 @@ impl Protocol {
     /// heartbeat), the channel is not declared, or a snapshot channel is
     /// given a direction clients send in: programming errors found at
     /// startup, not runtime conditions.
-    pub fn add<M: Message>(&mut self, channel: Channel, direction: Direction) -> &mut Self {
+    pub fn add<M: NetMessage>(&mut self, channel: Channel, direction: Direction) -> &mut Self {
         assert!(
             M::ID != 0,
             "message id 0 is reserved for zao's heartbeat ({})",
@@ -413,19 +413,19 @@ impl Protocol {
 mod tests {
     use super::*;
 
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 1)]
     struct A {
         x: u32,
     }
 
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 2)]
     struct B {
         y: String,
     }
 
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 2)]
     struct BChanged {
         y: u64,

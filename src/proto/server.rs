@@ -21,7 +21,7 @@ use super::{
     RefuseReason, SendError, Session, SessionConfig, SessionEvent, Snapshot, SnapshotHeader,
     encode_chunks, snapshot_datagram, snapshot_datagram_len,
 };
-use crate::Message;
+use crate::NetMessage;
 
 /// Who a message goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -449,7 +449,7 @@ impl ServerCore {
             ),
             Target::One(id) => match clients.get(&id) {
                 Some(c) => self.targets.push(c.cell.clone()),
-                None => return Err(SendError::NotConnected(id)),
+                None => return Err(SendError::ClientNotConnected(id)),
             },
             Target::List(ids) => self.targets.extend(
                 ids.iter()
@@ -474,14 +474,14 @@ impl ServerCore {
     /// # Errors
     /// [`SendError`] as above, [`SendError::NotRegistered`] if the server
     /// may not send `M` on `channel`, [`SendError::TooLarge`].
-    pub fn send<M: Message>(
+    pub fn send<M: NetMessage>(
         &mut self,
         target: Target<'_>,
         channel: Channel,
         msg: &M,
     ) -> Result<(), SendError> {
         self.check_registered(M::ID, channel)?;
-        let message = Outgoing::encode(msg, &mut self.scratch);
+        let message = Outgoing::encode(msg, &mut self.scratch)?;
         self.send_outgoing(target, channel, &message)
     }
 
@@ -506,8 +506,8 @@ impl ServerCore {
                     let result = cell.lock().send(channel, message);
                     match result {
                         Ok(()) => cell.wake(),
-                        Err(SendError::QueueFull(id)) if !single => {
-                            tracing::debug!(client = id.0, "reliable backlog full: disconnecting");
+                        Err(SendError::QueueFull) if !single => {
+                            tracing::debug!("reliable backlog full: disconnecting");
                             cell.lock()
                                 .close(CloseCode::TooSlow, "reliable backlog full");
                             cell.wake();
@@ -643,7 +643,7 @@ impl ServerCore {
     /// [`SendError::NotRegistered`] if `S` is not on a snapshot channel the
     /// server sends; [`SendError::DuplicateKey`] if two items share a key;
     /// [`SendError::TooLarge`] if one item does not fit a datagram;
-    /// [`SendError::NotConnected`] for a single target that is not.
+    /// [`SendError::ClientNotConnected`] for a single target that is not.
     pub fn send_delta_snapshot<S: DeltaSnapshot>(
         &mut self,
         target: Target<'_>,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use bytes::{Bytes, BytesMut};
 
 use crate::wire::varint_len;
-use crate::{Message, Writer};
+use crate::{NetMessage, Writer};
 
 use super::{DATAGRAM_BUDGET, SnapshotHeader, snapshot_datagram};
 
@@ -22,7 +22,7 @@ pub const SNAPSHOT_HEADER_MAX: usize = 1 + 10 + 5 + 5;
 ///
 /// For `WorldSnapshot { tick, players }`, a part is the tick and a slice of
 /// the players.
-pub trait Snapshot: Message {
+pub trait Snapshot: NetMessage {
     /// How many items can be split between parts.
     fn items(&self) -> usize;
 
@@ -197,7 +197,7 @@ mod tests {
     use crate::{Decode, Encode, Schema};
 
     /// A tick and items of 10 bytes each.
-    #[derive(Encode, Decode, crate::Message)]
+    #[derive(Encode, Decode, crate::NetMessage)]
     #[zao(id = 9)]
     struct Snap {
         tick: u32,

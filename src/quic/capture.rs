@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::inspect::{CaptureWriter, Flow, Side};
+use crate::inspect::{CaptureWriter, Flow};
 use crate::proto::{Protocol, Role, Session, Tap};
 
 /// The environment variable that makes every server capture to its path.
@@ -43,11 +43,7 @@ pub(crate) fn open(
             None => return Ok(None),
         },
     };
-    let side = match role {
-        Role::Server => Side::Server,
-        Role::Client => Side::Client,
-    };
-    let writer = CaptureWriter::create(&path, protocol, side)?;
+    let writer = CaptureWriter::create(&path, protocol, role)?;
     tracing::info!(path = %path.display(), "zao: capturing to a file");
     Ok(Some(Arc::new(Mutex::new(writer))))
 }

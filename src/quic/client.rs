@@ -14,7 +14,9 @@ use super::error::connect_error;
 use super::server::stop_endpoint;
 use super::tls::{Pinned, client_config, connect_failure};
 use super::{ClientConfig, ConditionedSocket, StartError};
-use crate::proto::{ClientCore, ClientId, DisconnectReason, Session, SessionCell, SessionConfig};
+use crate::proto::{
+    ClientCore, ClientId, DisconnectReason, Session, SessionCell, SessionConfig, WaitError,
+};
 
 /// A zao client over QUIC: connects in the background; poll it once per
 /// tick ([`ClientCore::poll_event`]).
@@ -117,26 +119,28 @@ impl Client {
     }
 
     /// Blocks until connected or refused, up to `timeout`, without taking
-    /// any event. For tests, tools and examples; a game polls instead.
+    /// any event. For tests, tools and examples; a game polls instead. It
+    /// sleeps until the connection's driver changes the session, never
+    /// polls.
     ///
     /// # Errors
-    /// The [`DisconnectReason`] if the connection failed, or
-    /// [`DisconnectReason::HandshakeTimedOut`] after `timeout`.
-    pub fn wait_connected(&self, timeout: Duration) -> Result<ClientId, DisconnectReason> {
-        let end = Instant::now() + timeout;
-        while Instant::now() < end {
-            {
-                let session = self.core.cell().lock();
+    /// [`WaitError::Closed`] with the reason if the connection failed (the
+    /// handshake deadline of the limits is one), or [`WaitError::TimedOut`]
+    /// once `timeout` passed with the handshake still under way.
+    pub fn wait_connected(&self, timeout: Duration) -> Result<ClientId, WaitError> {
+        self.core
+            .cell()
+            .wait_until(timeout, |session| {
                 if let Some(reason) = session.close_reason() {
-                    return Err(reason.clone());
+                    return Some(Err(WaitError::Closed(reason.clone())));
                 }
-                if let (true, Some(id)) = (session.is_open(), session.client_id()) {
-                    return Ok(id);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Err(DisconnectReason::HandshakeTimedOut)
+                session
+                    .is_open()
+                    .then_some(session.client_id())
+                    .flatten()
+                    .map(Ok)
+            })
+            .unwrap_or(Err(WaitError::TimedOut(timeout)))
     }
 
     /// Closes the connection and stops the runtime.
@@ -167,6 +171,7 @@ async fn run(
 ) {
     let lost = |reason: DisconnectReason| {
         cell.lock().handle_connection_lost(Instant::now(), reason);
+        cell.driven();
     };
     let connecting = match endpoint.connect_with(quinn_config, config.server, &config.server_name) {
         Ok(connecting) => connecting,

@@ -307,6 +307,7 @@ impl Driver {
         if let Some(capture) = &self.capture {
             super::capture::record(capture, &mut self.cell.lock(), Instant::now());
         }
+        self.cell.driven();
     }
 
     /// Hands a batch to `stream`'s writer, starting the writer (and opening

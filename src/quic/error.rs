@@ -6,7 +6,7 @@ use core::fmt;
 use quinn::ConnectionError;
 
 use super::CertificateError;
-use crate::proto::{CloseCode, DisconnectReason, LimitsError, Side, TransportError};
+use crate::proto::{CloseCode, ClosedBy, DisconnectReason, LimitsError, TransportError};
 
 /// Why a server or client could not start.
 #[derive(Debug)]
@@ -77,25 +77,25 @@ impl From<CertificateError> for StartError {
 pub(crate) fn disconnect_reason(err: &ConnectionError) -> DisconnectReason {
     match err {
         ConnectionError::ApplicationClosed(close) => DisconnectReason::Closed {
-            by: Side::Peer,
+            by: ClosedBy::Peer,
             code: CloseCode::from_wire(close.error_code.into_inner()),
             reason: String::from_utf8_lossy(&close.reason).into_owned(),
         },
         ConnectionError::LocallyClosed => DisconnectReason::Closed {
-            by: Side::Local,
+            by: ClosedBy::Local,
             code: CloseCode::Normal,
             reason: "closed".to_owned(),
         },
         ConnectionError::TimedOut => DisconnectReason::TimedOut,
         ConnectionError::TransportError(e) => DisconnectReason::Transport(TransportError::Quic {
             code: u64::from(e.code),
-            by: Side::Local,
+            by: ClosedBy::Local,
             reason: e.reason.clone(),
         }),
         ConnectionError::ConnectionClosed(close) => {
             DisconnectReason::Transport(TransportError::Quic {
                 code: u64::from(close.error_code),
-                by: Side::Peer,
+                by: ClosedBy::Peer,
                 reason: String::from_utf8_lossy(&close.reason).into_owned(),
             })
         }

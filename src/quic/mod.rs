@@ -36,9 +36,9 @@ pub(crate) use tls::{apply_limits, client_config, server_crypto};
 
 /// What the transport's events and errors carry, re-exported for one `use`.
 pub use crate::proto::{
-    AuthCallback, AuthError, AuthRequest, ClientCore, ClientEvent, ClientId, CloseCode,
-    ConnectionStats, DisconnectReason, Identity, Limits, SendError, ServerCore, ServerEvent, Side,
-    Target, TransportError,
+    AuthCallback, AuthError, AuthRequest, ClientCore, ClientEvent, ClientId, CloseCode, ClosedBy,
+    ConnectionStats, DisconnectReason, Identity, Limits, SendError, ServerCore, ServerEvent,
+    Target, TransportError, WaitError,
 };
 
 /// quinn and rustls, re-exported for CA roots, certificate types and tools

@@ -266,7 +266,7 @@ impl Default for RawPeerConfig {
 /// use std::time::Duration;
 /// use zao::proto::{Channel, Direction, Protocol};
 /// use zao::sim::{LinkSpec, Sim, SimClientConfig, SimServerConfig};
-/// # #[derive(zao::Encode, zao::Decode, zao::Message)]
+/// # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// # #[zao(id = 7)]
 /// # struct Chat { text: String }
 ///

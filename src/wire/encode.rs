@@ -5,7 +5,7 @@ use bytes::BytesMut;
 use super::sink::Appender;
 use super::{EncodeError, Sink, Writer};
 
-/// The first capacity `to_vec` gives a value whose size it does not compute
+/// The first capacity `to_encoded_vec` gives a value whose size it does not compute
 /// first ([`Encode::LEN_WALKS`]).
 const GROWING_START: usize = 1024;
 
@@ -59,7 +59,7 @@ fn run_too_long(count: usize) -> ! {
 /// writes, so [`encode`](Self::encode) checks capacity once and then writes
 /// without further failure, and the growable forms
 /// ([`encode_to_vec`](Self::encode_to_vec), [`encode_to_bytes`](Self::encode_to_bytes),
-/// [`to_vec`](Self::to_vec)) reserve once and append without zero-filling
+/// [`to_encoded_vec`](Self::to_encoded_vec)) reserve once and append without zero-filling
 /// (or, where the size is itself a walk over values of varying size, grow
 /// the buffer as they append instead of walking twice).
 /// Most types derive this trait; see the crate docs for the attributes.
@@ -142,7 +142,7 @@ pub trait Encode {
     /// and grows as it is written, and keeps at most a quarter of the
     /// encoding (and 1 KiB) of spare capacity.
     #[inline(always)]
-    fn to_vec(&self) -> Vec<u8> {
+    fn to_encoded_vec(&self) -> Vec<u8> {
         if Self::LEN_WALKS {
             let mut vec = Vec::with_capacity(GROWING_START);
             let len = Appender::<Vec<u8>, true>::append_growing(&mut vec, self);

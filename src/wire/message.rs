@@ -5,12 +5,12 @@ use bytes::BytesMut;
 use super::{Decode, DecodeError, Encode, EncodeError, Reader, Schema, Sink, Writer, varint_len};
 
 /// A type that travels as a message: it has a stable id and a schema
-/// fingerprint. Derive it with `#[derive(Message)]` and `#[zao(id = N)]`.
+/// fingerprint. Derive it with `#[derive(NetMessage)]` and `#[zao(id = N)]`.
 ///
 /// The id is what a receiver dispatches on; the fingerprint (from [`Schema`])
 /// is what client and server compare at connect time, so a field changed on
 /// one side only is caught before any message is misread.
-pub trait Message: Encode + Schema {
+pub trait NetMessage: Encode + Schema {
     /// The message id, written as a varint before the body.
     const ID: u32;
     /// The type's name, for error messages and logs.
@@ -20,7 +20,7 @@ pub trait Message: Encode + Schema {
 /// Bytes [`encode_message`] writes for `msg`: the id's varint plus the body.
 #[inline]
 #[must_use]
-pub fn message_len<M: Message>(msg: &M) -> usize {
+pub fn message_len<M: NetMessage>(msg: &M) -> usize {
     varint_len(u64::from(M::ID)) + msg.encoded_len()
 }
 
@@ -30,7 +30,7 @@ pub fn message_len<M: Message>(msg: &M) -> usize {
 /// [`EncodeError`] if `buf` is too small, with the size the message needs;
 /// `buf` may then have been partly overwritten.
 #[inline]
-pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, EncodeError> {
+pub fn encode_message<M: NetMessage>(msg: &M, buf: &mut [u8]) -> Result<usize, EncodeError> {
     // One pass, as `Writer::encode`: every write is checked, and the size
     // is computed only for the error.
     let id = u64::from(M::ID);
@@ -56,7 +56,7 @@ pub fn encode_message<M: Message>(msg: &M, buf: &mut [u8]) -> Result<usize, Enco
 /// buffer first (with a reused `BytesMut`: no allocation while its spare
 /// capacity lasts). `split().freeze()` then gives the `Bytes` to send.
 #[inline]
-pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
+pub fn encode_message_to<M: NetMessage>(msg: &M, buf: &mut BytesMut) -> usize {
     // `Framed`'s size is `message_len`.
     Framed(msg).encode_to_bytes(buf)
 }
@@ -64,7 +64,7 @@ pub fn encode_message_to<M: Message>(msg: &M, buf: &mut BytesMut) -> usize {
 /// A message as it goes on the wire: the id, then the body.
 struct Framed<'m, M>(&'m M);
 
-impl<M: Message> Encode for Framed<'_, M> {
+impl<M: NetMessage> Encode for Framed<'_, M> {
     const LEN_WALKS: bool = M::LEN_WALKS;
 
     #[inline(always)]
@@ -96,7 +96,9 @@ pub fn split_message(bytes: &[u8]) -> Result<(u32, &[u8]), DecodeError> {
 /// [`DecodeError::UnexpectedMessage`] if the id is another's, or any error of
 /// `M`'s body.
 #[inline]
-pub fn decode_message<'de, M: Message + Decode<'de>>(bytes: &'de [u8]) -> Result<M, DecodeError> {
+pub fn decode_message<'de, M: NetMessage + Decode<'de>>(
+    bytes: &'de [u8],
+) -> Result<M, DecodeError> {
     let (id, body) = split_message(bytes)?;
     if id != M::ID {
         return Err(DecodeError::UnexpectedMessage {

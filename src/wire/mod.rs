@@ -30,7 +30,7 @@ pub use error::{DecodeError, EncodeError};
 pub use lanes::{Lane, Lanes, lane_at, set_lane};
 pub use limits::DecodeLimits;
 pub use message::{
-    Message, decode_message, encode_message, encode_message_to, message_len, split_message,
+    NetMessage, decode_message, encode_message, encode_message_to, message_len, split_message,
 };
 pub use quant::{QAngle, QF32, QQuat, QVec2, QVec3, QVector};
 pub use reader::Reader;

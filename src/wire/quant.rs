@@ -792,7 +792,7 @@ mod tests {
     type V3 = QVec3<-4096, 4096, 1000>;
 
     fn round_trip<T: Encode + for<'de> Decode<'de> + PartialEq + fmt::Debug>(v: &T) {
-        let bytes = v.to_vec();
+        let bytes = v.to_encoded_vec();
         assert_eq!(bytes.len(), v.encoded_len());
         assert_eq!(T::decode(&bytes).as_ref(), Ok(v));
     }
@@ -826,7 +826,10 @@ mod tests {
             round_trip(&q);
         }
         // 1.5 at steps of 1/1000 from -8000: step 8 001 500, bytes LE.
-        assert_eq!(Pos::new(1.5).to_vec(), 8_001_500u32.to_le_bytes()[..3]);
+        assert_eq!(
+            Pos::new(1.5).to_encoded_vec(),
+            8_001_500u32.to_le_bytes()[..3]
+        );
     }
 
     #[test]
@@ -849,7 +852,7 @@ mod tests {
         );
         assert_eq!(QF32::<0, 1, 100>::decode(&[100]).map(QF32::get), Ok(1.0));
         // A vector: 3 × 23 bits = 69, three padding bits in the last byte.
-        let mut bytes = V3::default().to_vec();
+        let mut bytes = V3::default().to_encoded_vec();
         bytes[8] |= 0x20;
         assert_eq!(V3::decode(&bytes), Err(DecodeError::InvalidValue));
         assert_eq!(
@@ -907,7 +910,7 @@ mod tests {
         assert_eq!(QQuat::<9>::from_parts(0, [510, 510, 510]), None);
         assert_eq!(QQuat::<9>::from_parts(0, [511, 255, 255]), None);
         assert_eq!(QQuat::<9>::from_parts(4, [255, 255, 255]), None);
-        let mut bytes = QQuat::<9>::IDENTITY.to_vec();
+        let mut bytes = QQuat::<9>::IDENTITY.to_encoded_vec();
         // The first component's top bit (bit 10): 255 becomes 511 > 2H = 510.
         bytes[1] |= 0b100;
         assert_eq!(QQuat::<9>::decode(&bytes), Err(DecodeError::InvalidValue));

@@ -13,7 +13,7 @@ use super::writer::{INLINE_COPY, copy_bytes, copy_short};
 /// `Vec<u8>` or a `BytesMut` with room reserved once for the whole encoding
 /// (by [`Encode::encode_to_vec`](super::Encode::encode_to_vec),
 /// [`encode_to_bytes`](super::Encode::encode_to_bytes),
-/// [`to_vec`](super::Encode::to_vec) and
+/// [`to_encoded_vec`](super::Encode::to_encoded_vec) and
 /// [`encode_message_to`](super::encode_message_to)), appended to without
 /// zero-filling it first: a run of blittable records is one `memcpy` into
 /// its spare capacity.
@@ -235,7 +235,7 @@ pub trait Sink {
     }
 }
 
-/// Where `encode_to_vec`, `encode_to_bytes`, `to_vec` and `encode_message_to`
+/// Where `encode_to_vec`, `encode_to_bytes`, `to_encoded_vec` and `encode_message_to`
 /// encode: the end of a `Vec<u8>` or a `BytesMut` with room already reserved
 /// for the whole encoding. Writes append to the spare capacity without
 /// zero-filling it first (`#![forbid(unsafe_code)]` rules out writing into
@@ -299,7 +299,7 @@ macro_rules! appender {
             /// No check that `value` wrote exactly `len`: a slice holds no
             /// value to its `encoded_len` either, and the check kept the
             /// size in a register across the allocation and every write
-            /// (`WorldSnapshot(32)` `to_vec` 1.06 -> 0.99× wincode's, with
+            /// (`WorldSnapshot(32)` `to_encoded_vec` 1.06 -> 0.99× wincode's, with
             /// the out-of-line refusals and the wide run below).
             #[inline(always)]
             pub(crate) fn append<T: super::Encode + ?Sized>(buf: &'a mut $buf, value: &T, len: usize) -> usize {
@@ -443,13 +443,13 @@ macro_rules! appender {
 
             /// Short slices (labels, small runs) are copied inline, not by
             /// a call to `memcpy` with its own branches on the length (a
-            /// third of the nested workload's `to_vec` time): with more
+            /// third of the nested workload's `to_encoded_vec` time): with more
             /// than [`INLINE_COPY`] bytes of room, that many zero bytes are
             /// appended in one constant-size move, the length steps back to
             /// the slice's end, and the slice is copied over them as
             /// `Writer` copies it. More than, not as many as: zeroing a
             /// whole new allocation of that size (a `PlayerMoved` in
-            /// `to_vec`) lets the compiler turn `malloc` + `memset` into
+            /// `to_encoded_vec`) lets the compiler turn `malloc` + `memset` into
             /// `calloc`, off the allocator's fast path (1.5× slower).
             #[inline(always)]
             fn put_slice(&mut self, src: &[u8]) {
@@ -475,7 +475,7 @@ macro_rules! appender {
             /// one check covers the count and the run together, and the run
             /// starts at a fixed offset past the count: the count's varint
             /// and the run's own room check went through a second branch
-            /// and a length in a register (`WorldSnapshot(32)` `to_vec` on
+            /// and a length in a register (`WorldSnapshot(32)` `to_encoded_vec` on
             /// an AMD EPYC, median of 9 paired reps: 1.032 -> 1.022×
             /// wincode's, lower in 7 of the 9, measured when its players
             /// had a varint count; `put_counted32` keeps the one check).

@@ -1,8 +1,8 @@
 // A message needs a stable id: deriving one from the name or order would
 // silently change the wire when code moves.
-use zao::{Encode, Message};
+use zao::{Encode, NetMessage};
 
-#[derive(Encode, Message)]
+#[derive(Encode, NetMessage)]
 struct NoId {
     a: u32,
 }

@@ -6,7 +6,7 @@ use bevy_app::App;
 use glam::Vec2;
 use zao::bevy::{AppZaoExt, ChannelKind, Direction};
 use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-use zao::{Decode, Encode, Message, Snapshot, SnapshotItem};
+use zao::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 
 /// Ticks per second, on the server and on every player: one App update
 /// is one tick.
@@ -73,7 +73,7 @@ impl ItemKind {
 /// Where the player wants to go this tick: a unit vector, or zero to stand
 /// still. Sequenced: only the newest matters, an older one arriving late is
 /// dropped by the transport.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 100)]
 pub struct Input {
     /// The player's own tick, for logs.
@@ -83,7 +83,7 @@ pub struct Input {
 }
 
 /// "I am standing on this item": the server checks and decides.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 101)]
 pub struct Pickup {
     /// The item's id.
@@ -91,7 +91,7 @@ pub struct Pickup {
 }
 
 /// A chat line from a player.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 102)]
 pub struct Say {
     /// All, or the team's room.
@@ -104,7 +104,7 @@ pub struct Say {
 
 /// The server's first words to a player: who it is and the map it is
 /// about to download.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 110)]
 pub struct Welcome {
     /// The player's avatar id.
@@ -118,7 +118,7 @@ pub struct Welcome {
 }
 
 /// Something appeared in the arena.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 111)]
 pub struct Spawned {
     /// Its id (avatars and items share the id space).
@@ -146,7 +146,7 @@ pub enum Thing {
 }
 
 /// Something left the arena: an item picked up, a player gone.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 112)]
 pub struct Despawned {
     /// Its id.
@@ -154,7 +154,7 @@ pub struct Despawned {
 }
 
 /// A piece of the level, streamed to each player when it joins.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 113)]
 pub struct MapChunk {
     /// Its index, from 0.
@@ -166,7 +166,7 @@ pub struct MapChunk {
 /// A player's whole inventory. It travels on an unordered channel, so it is
 /// the whole state with a version rather than a change: a late, older
 /// update is recognised and ignored.
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 114)]
 pub struct InventoryUpdate {
     /// Bumped on every change.
@@ -178,7 +178,7 @@ pub struct InventoryUpdate {
 }
 
 /// A chat line, as the server relays it.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 115)]
 pub struct ChatLine {
     /// The sender's name ("server" for the server).
@@ -193,7 +193,7 @@ pub struct ChatLine {
 }
 
 /// The round is over: stop playing, say gg, leave.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Message)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, NetMessage)]
 #[zao(id = 116)]
 pub struct RoundOver {
     /// The team with more points, if one has.
@@ -234,7 +234,7 @@ pub struct Avatar {
 /// larger than a datagram is split into chunks that each decode on their
 /// own as an `ArenaSnapshot`: the tick and a run of avatars (an arena of a
 /// few players fits in one).
-#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, Message, Snapshot)]
+#[derive(Clone, Debug, Default, PartialEq, Encode, Decode, NetMessage, Snapshot)]
 #[zao(id = 117)]
 pub struct ArenaSnapshot {
     /// Server tick.

@@ -15,7 +15,8 @@ use bevy_ecs::prelude::*;
 use glam::Vec2;
 use zao::bevy::{
     ClientConnected, ClientDisconnected, ClientId, ConnectedClient, FromClient, SendFailed,
-    SendTarget, ServerStartFailed, ZaoCommandsExt, ZaoSender, ZaoServerSettings, server_running,
+    SendTarget, ServerStartFailed, ZaoCommandsExt, ZaoServerSender, ZaoServerSettings,
+    server_running,
 };
 
 use super::protocol::{
@@ -213,7 +214,7 @@ fn start_failed(mut failed: MessageReader<ServerStartFailed>, mut ledger: ResMut
 fn joined(
     mut connected: MessageReader<ClientConnected>,
     mut commands: Commands,
-    mut send: ZaoSender,
+    mut send: ZaoServerSender,
     mut arena: ResMut<Arena>,
     mut ledger: ResMut<Ledger>,
     round: Res<RoundConfig>,
@@ -319,7 +320,7 @@ fn joined(
 /// A client left (or was dropped): everyone else loses its avatar.
 fn left(
     mut disconnected: MessageReader<ClientDisconnected>,
-    mut send: ZaoSender,
+    mut send: ZaoServerSender,
     mut arena: ResMut<Arena>,
     mut ledger: ResMut<Ledger>,
 ) {
@@ -351,7 +352,7 @@ fn inputs(mut inputs: MessageReader<FromClient<Input>>, mut players: Query<&mut 
 fn pickups(
     mut pickups: MessageReader<FromClient<Pickup>>,
     players: Query<&Player>,
-    mut send: ZaoSender,
+    mut send: ZaoServerSender,
     mut arena: ResMut<Arena>,
     mut ledger: ResMut<Ledger>,
 ) {
@@ -390,7 +391,7 @@ fn pickups(
 fn chat(
     mut says: MessageReader<FromClient<Say>>,
     players: Query<&Player>,
-    mut send: ZaoSender,
+    mut send: ZaoServerSender,
     mut ledger: ResMut<Ledger>,
 ) {
     for say in says.read() {
@@ -429,7 +430,7 @@ fn tick(
     mut commands: Commands,
     mut players: Query<(Entity, &mut Player)>,
     clients: Query<&ConnectedClient>,
-    mut send: ZaoSender,
+    mut send: ZaoServerSender,
     mut arena: ResMut<Arena>,
     mut ledger: ResMut<Ledger>,
     round: Res<RoundConfig>,
@@ -518,7 +519,7 @@ fn team_points(ledger: &Ledger, team: Team) -> u32 {
 }
 
 /// Sends through `ToClients` that failed arrive as `SendFailed`; this game
-/// sends through `ZaoSender` and counts its results, but reads these too.
+/// sends through `ZaoServerSender` and counts its results, but reads these too.
 fn count_send_failures(mut failed: MessageReader<SendFailed>, mut ledger: ResMut<Ledger>) {
     ledger.send_failures += failed.read().count() as u32;
 }

@@ -12,9 +12,9 @@ use super::state::{
     OutQueue, OutStream, Session, State, StreamWrite, Tap, Transmit, UnorderedWrite,
 };
 use crate::proto::{
-    Channel, ChannelKind, ClientId, DATAGRAM_BUDGET, HEARTBEAT_FRAME, HEARTBEAT_ID, Outgoing,
-    ParsedDatagram, Role, SendError, SnapshotAck, SnapshotHeader, ack_datagram, frame_header,
-    snapshot_datagram, snapshot_datagram_len, split_datagram, stream_header,
+    Channel, ChannelKind, DATAGRAM_BUDGET, HEARTBEAT_FRAME, HEARTBEAT_ID, Outgoing, ParsedDatagram,
+    Role, SendError, SnapshotAck, SnapshotHeader, ack_datagram, frame_header, snapshot_datagram,
+    snapshot_datagram_len, split_datagram, stream_header,
 };
 
 impl Session {
@@ -26,7 +26,8 @@ impl Session {
     ///
     /// # Errors
     /// [`SendError::NotConnected`] before the handshake is done or after
-    /// the close, [`SendError::NotRegistered`] if this side may not send the
+    /// the close ([`SendError::ClientNotConnected`] on a server's session),
+    /// [`SendError::NotRegistered`] if this side may not send the
     /// message on `channel`, [`SendError::TooLarge`], or
     /// [`SendError::QueueFull`] when the reliable backlog is full.
     pub fn send(&mut self, channel: Channel, message: &Outgoing) -> Result<(), SendError> {
@@ -46,7 +47,7 @@ impl Session {
                 if self.backlog > 0
                     && self.backlog + frame.len() > self.config.limits.reliable_backlog
                 {
-                    return Err(SendError::QueueFull(self.id_or_zero()));
+                    return Err(SendError::QueueFull);
                 }
                 if kind == ChannelKind::ReliableOrdered {
                     let stream = self.channel_stream(channel);
@@ -150,14 +151,21 @@ impl Session {
     ///
     /// # Errors
     /// [`SendError::NotConnected`] before the handshake is done or after
-    /// the close; [`SendError::NotRegistered`] on a server or for more
-    /// than [`MAX_ACKS`](crate::proto::MAX_ACKS) acks.
+    /// the close; [`SendError::NotRegistered`] on a server;
+    /// [`SendError::TooManyAcks`] for more than
+    /// [`MAX_ACKS`](crate::proto::MAX_ACKS) acks.
     pub fn send_acks(&mut self, acks: &[SnapshotAck]) -> Result<(), SendError> {
         if self.state != State::Open {
-            return Err(SendError::NotConnected(self.id_or_zero()));
+            return Err(self.not_connected());
         }
-        if self.role != Role::Client || acks.len() > crate::proto::MAX_ACKS {
+        if self.role != Role::Client {
             return Err(SendError::NotRegistered(acks.first().map_or(0, |a| a.id)));
+        }
+        if acks.len() > crate::proto::MAX_ACKS {
+            return Err(SendError::TooManyAcks {
+                count: acks.len(),
+                max: crate::proto::MAX_ACKS,
+            });
         }
         if acks.is_empty() {
             return Ok(());
@@ -260,7 +268,7 @@ impl Session {
     /// The one admission rule on the way out, and the channel's kind.
     fn check_send(&self, id: u32, channel: Channel) -> Result<ChannelKind, SendError> {
         if self.state != State::Open {
-            return Err(SendError::NotConnected(self.id_or_zero()));
+            return Err(self.not_connected());
         }
         let protocol = &self.config.protocol;
         protocol
@@ -272,8 +280,13 @@ impl Session {
             .ok_or(SendError::NotRegistered(id))
     }
 
-    fn id_or_zero(&self) -> ClientId {
-        self.client.unwrap_or(ClientId(0))
+    /// Why a send on a session that is not open fails: on a server, the
+    /// client it was for is gone; on a client, this side is not connected.
+    fn not_connected(&self) -> SendError {
+        match (self.role, self.client) {
+            (Role::Server, Some(client)) => SendError::ClientNotConnected(client),
+            _ => SendError::NotConnected,
+        }
     }
 
     /// The stream of a reliable-ordered channel, its header (the channel's

@@ -24,10 +24,10 @@ use bytes::Bytes;
 
 use crate::proto::stats::Counters;
 use crate::proto::{
-    AuthRequest, Channel, ClientId, CloseCode, ConnectionStats, DATAGRAM_BUDGET, DisconnectReason,
-    FrameDecoder, Hello, HelloReply, Identity, Limits, PathStats, Protocol, RateLimiter, Received,
-    RefuseReason, Role, Side, SnapshotAck, SnapshotChunk, SnapshotReceiver, UnreliablePacker,
-    check_hello,
+    AuthRequest, Channel, ClientId, CloseCode, ClosedBy, ConnectionStats, DATAGRAM_BUDGET,
+    DisconnectReason, FrameDecoder, Hello, HelloReply, Identity, Limits, PathStats, Protocol,
+    RateLimiter, Received, RefuseReason, Role, SnapshotAck, SnapshotChunk, SnapshotReceiver,
+    UnreliablePacker, check_hello,
 };
 use crate::{Decode, Encode};
 
@@ -428,7 +428,7 @@ impl Session {
                 return;
             }
             let hello = Hello::new(&self.config.protocol, self.config.token.clone());
-            self.write_frame(&hello.to_vec());
+            self.write_frame(&hello.to_encoded_vec());
             self.finish_control();
         }
         self.parse_control(now);
@@ -446,7 +446,7 @@ impl Session {
             (
                 State::Connecting | State::Handshaking,
                 DisconnectReason::Closed {
-                    by: Side::Peer,
+                    by: ClosedBy::Peer,
                     code: CloseCode::HandshakeTimeout,
                     ..
                 },
@@ -613,7 +613,7 @@ impl Session {
                 let reply = HelloReply::Welcome {
                     client_id: client.0,
                 };
-                self.write_frame(&reply.to_vec());
+                self.write_frame(&reply.to_encoded_vec());
                 self.finish_control();
                 self.open(now, client, identity);
             }
@@ -628,7 +628,7 @@ impl Session {
             code,
             reason,
             DisconnectReason::Closed {
-                by: Side::Local,
+                by: ClosedBy::Local,
                 code,
                 reason: reason.to_owned(),
             },
@@ -691,7 +691,7 @@ impl Session {
     pub(super) fn refuse(&mut self, now: Instant, reason: RefuseReason) {
         tracing::debug!(peer = %self.peer, "refused: {reason}");
         let reply = HelloReply::Refused(reason.clone());
-        self.write_frame(&reply.to_vec());
+        self.write_frame(&reply.to_encoded_vec());
         self.finish_control();
         self.state = State::Refusing;
         self.close_at = Some(
