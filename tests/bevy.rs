@@ -29,9 +29,9 @@ use zao::bevy::testing::{ZaoSimLink, ZaoTestNet, collect, collected};
 use zao::bevy::{
     AppZaoExt, Channel, ChannelKind, ClientConnected, ClientDisconnected, ClientId, ClientRefused,
     ClientStats, ConnectFailed, Connected, ConnectedClient, ConnectionState, Direction,
-    DisconnectReason, Disconnected, FromClient, FromServer, RefuseReason, SendFailed, SendTarget,
-    ServerStartFailed, ServerStarted, ServerStopped, StartError, ToClients, ToServer, ZaoClient,
-    ZaoClientPlugin, ZaoClientSender, ZaoClientSettings, ZaoClientState, ZaoCommandsExt,
+    DisconnectReason, Disconnected, FromClient, FromServer, RefuseReason, Room, SendFailed,
+    SendTarget, ServerStartFailed, ServerStarted, ServerStopped, StartError, ToClients, ToServer,
+    ZaoClient, ZaoClientPlugin, ZaoClientSender, ZaoClientSettings, ZaoClientState, ZaoCommandsExt,
     ZaoProtocol, ZaoSendError, ZaoServer, ZaoServerPlugin, ZaoServerSender, ZaoServerSettings,
     ZaoServerState, client_connected, client_just_connected, client_just_disconnected,
     server_running,
@@ -1005,6 +1005,8 @@ fn send_results_and_failures_reach_game_code() {
 
 #[test]
 fn rooms_and_lists_reach_their_members_only() {
+    const RED: Room = Room::named("red");
+    const BLUE: Room = Room::named("blue");
     let mut net = ZaoTestNet::new(10, protocol);
     for _ in 0..3 {
         let i = net.add_client(LinkSpec::l1());
@@ -1014,18 +1016,18 @@ fn rooms_and_lists_reach_their_members_only() {
     let (a, b, c) = (ids[0], ids[1], ids[2]);
     {
         let mut server = net.server.world_mut().resource_mut::<ZaoServer>();
-        server.join("red", a);
-        server.join("red", b);
-        server.join("blue", c);
-        server.join("blue", a);
-        server.leave("blue", a);
+        server.join(&RED, a);
+        server.join(&RED, b);
+        server.join(&BLUE, c);
+        server.join(&BLUE, a);
+        server.leave(&BLUE, a);
     }
-    assert_eq!(net.server().room("red").collect::<Vec<_>>(), vec![a, b]);
-    assert_eq!(net.server().room("blue").collect::<Vec<_>>(), vec![c]);
+    assert_eq!(net.server().room(&RED).collect::<Vec<_>>(), vec![a, b]);
+    assert_eq!(net.server().room(&BLUE).collect::<Vec<_>>(), vec![c]);
     write(
         &mut net.server,
         ToClients {
-            target: SendTarget::Room("red".into()),
+            target: SendTarget::Room(RED),
             message: spawn(1),
         },
     );
@@ -1039,7 +1041,7 @@ fn rooms_and_lists_reach_their_members_only() {
     write(
         &mut net.server,
         ToClients {
-            target: SendTarget::Room("blue".into()),
+            target: BLUE.into(),
             message: spawn(3),
         },
     );
@@ -1063,7 +1065,7 @@ fn rooms_and_lists_reach_their_members_only() {
     // A client that leaves leaves its rooms.
     command(net.client_app(1), |c| c.disconnect_zao());
     net.run_for(Duration::from_millis(500));
-    assert_eq!(net.server().room("red").collect::<Vec<_>>(), vec![a]);
+    assert_eq!(net.server().room(&RED).collect::<Vec<_>>(), vec![a]);
 }
 
 /// The game's server logic, the same whoever the client is: every chat

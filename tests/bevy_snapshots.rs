@@ -62,7 +62,7 @@ fn broadcast(mut send: ZaoServerSender, mut sent: ResMut<Sent>) {
 #[derive(Resource, Default)]
 struct Drawn(Vec<usize>);
 
-fn draw(mut snapshots: ResMut<ZaoSnapshots<EntitySnapshot>>, mut drawn: ResMut<Drawn>) {
+fn draw(snapshots: Res<ZaoSnapshots<EntitySnapshot>>, mut drawn: ResMut<Drawn>) {
     let states = snapshots.interpolated();
     if !states.is_empty() {
         drawn.0.push(states.len());
@@ -143,7 +143,7 @@ fn clients_read_exact_chunks_and_interpolated_states_of_delta_snapshots() {
             "client {i}: {complete} of {since} snapshots complete"
         );
         let snapshots = app.world().resource::<ZaoSnapshots<EntitySnapshot>>();
-        let latest = snapshots.latest().unwrap().unwrap();
+        let latest = snapshots.latest().unwrap();
         assert!(latest.snapshot.entities.len() == 300);
         // The game drew interpolated states of every entity.
         let drawn = &app.world().resource::<Drawn>().0;

@@ -48,7 +48,114 @@ pub enum SendTarget {
     /// These clients (ones not connected are skipped).
     List(Vec<ClientId>),
     /// The members of a room ([`ZaoServer::join`](super::ZaoServer::join)).
-    Room(String),
+    Room(Room),
+}
+
+/// A room's name as a handle: cloning it (once per send) never allocates.
+/// Make one from a constant with [`Room::named`] (no allocation at all) or
+/// from a name built at run time with [`Room::new`] (one allocation, then
+/// shared).
+///
+/// ```
+/// use zao::bevy::Room;
+///
+/// const LOBBY: Room = Room::named("lobby");
+/// let arena = Room::new(format!("arena-{}", 7));
+/// assert_eq!(LOBBY.name(), "lobby");
+/// assert_eq!(arena, Room::new("arena-7"));
+/// ```
+#[derive(Clone)]
+pub struct Room(RoomName);
+
+#[derive(Clone)]
+enum RoomName {
+    Static(&'static str),
+    Shared(std::sync::Arc<str>),
+}
+
+impl Room {
+    /// A room named by a constant string.
+    #[must_use]
+    pub const fn named(name: &'static str) -> Self {
+        Self(RoomName::Static(name))
+    }
+
+    /// A room named at run time (the name is allocated once; clones share it).
+    #[must_use]
+    pub fn new(name: impl Into<std::sync::Arc<str>>) -> Self {
+        Self(RoomName::Shared(name.into()))
+    }
+
+    /// The room's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match &self.0 {
+            RoomName::Static(name) => name,
+            RoomName::Shared(name) => name,
+        }
+    }
+}
+
+impl PartialEq for Room {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Room {}
+
+impl core::hash::Hash for Room {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl PartialOrd for Room {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Room {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl fmt::Debug for Room {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Room({:?})", self.name())
+    }
+}
+
+impl fmt::Display for Room {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<&'static str> for Room {
+    fn from(name: &'static str) -> Self {
+        Self::named(name)
+    }
+}
+
+impl From<String> for Room {
+    fn from(name: String) -> Self {
+        Self::new(name)
+    }
+}
+
+impl From<Room> for SendTarget {
+    fn from(room: Room) -> Self {
+        Self::Room(room)
+    }
+}
+
+impl From<&Room> for SendTarget {
+    fn from(room: &Room) -> Self {
+        Self::Room(room.clone())
+    }
 }
 
 impl From<ClientId> for SendTarget {

@@ -48,7 +48,7 @@ pub use client::{ConnectionState, ZaoClient};
 pub use lifecycle::{ZaoClientSettings, ZaoCommandsExt, ZaoServerSettings};
 pub use messages::{
     ClientConnected, ClientDisconnected, ClientRefused, ConnectFailed, Connected, Disconnected,
-    FromClient, FromServer, NetworkMessage, SendFailed, SendTarget, ServerStartFailed,
+    FromClient, FromServer, NetworkMessage, Room, SendFailed, SendTarget, ServerStartFailed,
     ServerStarted, ServerStopped, ToClients, ToServer, ZaoSendError,
 };
 pub use plugin::{ZaoClientPlugin, ZaoServerPlugin};

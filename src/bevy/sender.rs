@@ -6,9 +6,10 @@ use bevy_ecs::system::SystemParam;
 
 use crate::proto::{DeltaSent, DeltaSnapshot, Snapshot};
 
-use super::messages::{NetworkMessage, SendTarget, ZaoSendError};
+use super::messages::{NetworkMessage, Room, SendTarget, ZaoSendError};
 use super::protocol::ZaoProtocol;
 use super::{ZaoClient, ZaoServer};
+use crate::proto::ClientId;
 
 /// The server's sends, as a system parameter: the message is borrowed,
 /// encoded once straight into the transport (no clone into the World, no
@@ -16,14 +17,15 @@ use super::{ZaoClient, ZaoServer};
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
-/// use zao::bevy::{SendTarget, ZaoServerSender};
+/// use zao::bevy::{Room, ZaoServerSender};
 /// # #[derive(zao::Encode, zao::Decode, zao::NetMessage)]
 /// # #[zao(id = 7)]
 /// # struct Chat { text: String }
 ///
 /// fn announce(mut sender: ZaoServerSender) {
 ///     let chat = Chat { text: "round over".into() };
-///     if let Err(e) = sender.send(&chat, SendTarget::Room("lobby".into())) {
+///     const LOBBY: Room = Room::named("lobby");
+///     if let Err(e) = sender.send(&chat, LOBBY) {
 ///         eprintln!("not sent: {e}");
 ///     }
 /// }
@@ -88,9 +90,32 @@ impl ZaoServerSender<'_> {
         self.server.is_some()
     }
 
-    /// The running server, for what a system does beside sending (rooms,
-    /// kicks, stats): a system cannot hold both a `ZaoServerSender` and a
-    /// `ResMut<ZaoServer>`.
+    /// Puts `client` in `room` (see [`ZaoServer::join`]); does nothing
+    /// without a running server.
+    pub fn join(&mut self, room: &Room, client: ClientId) {
+        if let Some(server) = self.server.as_mut() {
+            server.join(room, client);
+        }
+    }
+
+    /// Takes `client` out of `room` (see [`ZaoServer::leave`]).
+    pub fn leave(&mut self, room: &Room, client: ClientId) {
+        if let Some(server) = self.server.as_mut() {
+            server.leave(room, client);
+        }
+    }
+
+    /// Disconnects `client` with a reason it will see (see
+    /// [`ZaoServer::kick`]).
+    pub fn kick(&self, client: ClientId, reason: &str) {
+        if let Some(server) = self.server.as_ref() {
+            server.kick(client, reason);
+        }
+    }
+
+    /// The running server, for the rest of what a system does beside
+    /// sending (stats, identities, clients): a system cannot hold both a
+    /// `ZaoServerSender` and a `ResMut<ZaoServer>`.
     pub fn server(&mut self) -> Option<&mut ZaoServer> {
         self.server.as_deref_mut()
     }

@@ -14,7 +14,8 @@ use crate::proto::{
 use crate::quic::CertHash;
 
 use super::messages::{
-    ClientConnected, ClientDisconnected, ClientRefused, NetworkMessage, SendTarget, ZaoSendError,
+    ClientConnected, ClientDisconnected, ClientRefused, NetworkMessage, Room, SendTarget,
+    ZaoSendError,
 };
 use super::protocol::ZaoProtocol;
 
@@ -89,7 +90,7 @@ pub struct ZaoServer {
     inbox: Vec<ServerEvent>,
     /// The clients the app has been told of: connected and not yet gone.
     clients: BTreeMap<ClientId, Known>,
-    rooms: BTreeMap<String, BTreeSet<ClientId>>,
+    rooms: BTreeMap<Room, BTreeSet<ClientId>>,
     /// Reused: a room's or a list's members as the transport takes them.
     members: Vec<ClientId>,
 }
@@ -184,15 +185,19 @@ impl ZaoServer {
 
     /// Puts `client` in `room` (created on first use). A client leaves
     /// every room when it disconnects.
-    pub fn join(&mut self, room: &str, client: ClientId) {
-        self.rooms
-            .entry(room.to_owned())
-            .or_default()
-            .insert(client);
+    pub fn join(&mut self, room: &Room, client: ClientId) {
+        match self.rooms.get_mut(room) {
+            Some(members) => {
+                members.insert(client);
+            }
+            None => {
+                self.rooms.insert(room.clone(), BTreeSet::from([client]));
+            }
+        }
     }
 
     /// Takes `client` out of `room`; an empty room is forgotten.
-    pub fn leave(&mut self, room: &str, client: ClientId) {
+    pub fn leave(&mut self, room: &Room, client: ClientId) {
         if let Some(members) = self.rooms.get_mut(room) {
             members.remove(&client);
             if members.is_empty() {
@@ -202,13 +207,13 @@ impl ZaoServer {
     }
 
     /// A room's members, in id order.
-    pub fn room(&self, room: &str) -> impl Iterator<Item = ClientId> + '_ {
+    pub fn room(&self, room: &Room) -> impl Iterator<Item = ClientId> + '_ {
         self.rooms.get(room).into_iter().flatten().copied()
     }
 
     /// The rooms with members.
-    pub fn rooms(&self) -> impl Iterator<Item = &str> + '_ {
-        self.rooms.keys().map(String::as_str)
+    pub fn rooms(&self) -> impl Iterator<Item = &Room> + '_ {
+        self.rooms.keys()
     }
 
     /// Encodes `message` once and queues it for `target` on its registered

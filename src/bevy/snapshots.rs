@@ -19,7 +19,6 @@ use crate::proto::{
     JitterStats, ReceiverStats, Sample,
 };
 use crate::quic::ClientId;
-use crate::wire::DecodeError;
 
 use super::ZaoClient;
 
@@ -66,13 +65,15 @@ impl<T: DeltaSnapshot> ZaoSnapshots<T> {
     /// The state to draw now: the ticks on either side of the render time
     /// and how far between them it is ([`Sample::pairs`] gives each
     /// entity's two states). Empty until the first snapshot arrives.
-    pub fn sample(&mut self) -> Sample<'_, T::Item> {
+    #[must_use]
+    pub fn sample(&self) -> Sample<'_, T::Item> {
         let now = self.now.unwrap_or_else(Instant::now);
         self.buffer.sample(now)
     }
 
     /// Every entity's state at the render time, interpolated, by key.
-    pub fn interpolated(&mut self) -> Vec<T::Item>
+    #[must_use]
+    pub fn interpolated(&self) -> Vec<T::Item>
     where
         T::Item: Interpolate,
     {
@@ -80,12 +81,12 @@ impl<T: DeltaSnapshot> ZaoSnapshots<T> {
     }
 
     /// The newest snapshot received whole (or as far as it arrived), as
-    /// the server sent it.
-    ///
-    /// # Errors
-    /// A [`DecodeError`] if the reassembled items do not make a `T`.
-    pub fn latest(&self) -> Result<Option<Assembled<T>>, DecodeError> {
-        self.receiver.latest()
+    /// the server sent it; `None` before the first. (A snapshot whose
+    /// items do not make a `T`, past a limit of `T`'s, is `None` too:
+    /// [`receiver`](Self::receiver)`().latest()` tells why.)
+    #[must_use]
+    pub fn latest(&self) -> Option<Assembled<T>> {
+        self.receiver.latest().ok().flatten()
     }
 
     /// The receiver: baselines held, acknowledgements, per-snapshot access.

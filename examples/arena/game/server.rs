@@ -14,7 +14,7 @@ use bevy_app::{App, Plugin, Update};
 use bevy_ecs::prelude::*;
 use glam::Vec2;
 use zao::bevy::{
-    ClientConnected, ClientDisconnected, ClientId, ConnectedClient, FromClient, SendFailed,
+    ClientConnected, ClientDisconnected, ClientId, ConnectedClient, FromClient, Room, SendFailed,
     SendTarget, ServerStartFailed, ZaoCommandsExt, ZaoServerSender, ZaoServerSettings,
     server_running,
 };
@@ -240,7 +240,7 @@ fn joined(
         record.connects += 1;
         let inventory = record.inventory.clone();
         if let Some(server) = send.server() {
-            server.join(team.room(), c.client);
+            server.join(&Room::named(team.room()), c.client);
         }
 
         let avatar = arena.next_id;
@@ -407,7 +407,10 @@ fn chat(
             text.truncate(end);
         }
         let (scope, target) = match say.message.scope {
-            Scope::Team => (Scope::Team, SendTarget::Room(player.team.room().to_owned())),
+            Scope::Team => (
+                Scope::Team,
+                SendTarget::Room(Room::named(player.team.room())),
+            ),
             Scope::All | Scope::Server => (Scope::All, SendTarget::All),
         };
         ledger.team_lines += u32::from(scope == Scope::Team);

@@ -210,13 +210,20 @@ impl<T: SnapshotItem> JitterBuffer<T> {
     }
 
     fn clock(&mut self, now: Instant) -> f64 {
-        let epoch = *self.epoch.get_or_insert(now);
-        now.saturating_duration_since(epoch).as_secs_f64()
+        self.epoch.get_or_insert(now);
+        self.clock_at(now)
+    }
+
+    /// Seconds since the epoch at `now` (0 before the first chunk set it).
+    fn clock_at(&self, now: Instant) -> f64 {
+        self.epoch.map_or(0.0, |epoch| {
+            now.saturating_duration_since(epoch).as_secs_f64()
+        })
     }
 
     /// The render time at `now`, in seconds of the server's tick clock.
-    fn render_time(&mut self, now: Instant) -> f64 {
-        self.clock(now) - self.base - self.delay
+    fn render_time(&self, now: Instant) -> f64 {
+        self.clock_at(now) - self.base - self.delay
     }
 
     /// Takes one applied chunk's items (in key order) of `tick`, one of
@@ -319,7 +326,7 @@ impl<T: SnapshotItem> JitterBuffer<T> {
     }
 
     /// The state to draw at `now`.
-    pub fn sample(&mut self, now: Instant) -> Sample<'_, T> {
+    pub fn sample(&self, now: Instant) -> Sample<'_, T> {
         let dt = self.dt();
         let render = self.render_time(now);
         let render_tick = render / dt;

@@ -97,7 +97,7 @@ const RT = [
 ];
 const RT_TYPES = [
   'DecodeLimits', 'MessageCodec', 'ProtocolInfo', 'Vec2', 'Vec3', 'Vec4', 'QQuatValue', 'QRange',
-  'DeltaCodec', 'ChannelKind',
+  'DeltaCodec', 'ChannelKind', 'LaneBuffer',
 ];
 
 function ofs(base: string, off: number): string {
@@ -1301,10 +1301,10 @@ ${lanes.map((l) => `    ${l},`).join('\n')}
   key(item: ${I}): number {
     return ${keyOf};
   },
-  writeLanes(item: ${I}, out: Uint32Array, at: number): void {
+  writeLanes(item: ${I}, out: $LaneBuffer, at: number): void {
 ${indent(writes.join('\n'), 2)}
   },
-  readLanes(key: number, lanes: Uint32Array, at: number): ${I} {
+  readLanes(key: number, lanes: ArrayLike<number>, at: number): ${I} {
     return { ${fieldsInOrder.join(', ')} };
   },
   items(snapshot: ${S}): ${I}[] {
