@@ -1170,10 +1170,68 @@ fn connecting_locally_without_a_server_is_a_failure_message() {
     let mut app = App::new();
     app.add_plugins(ZaoClientPlugin::default());
     chat_protocol(&mut app);
+    app.finish();
+    app.cleanup();
     command(&mut app, |c| c.connect_zao_local(None));
     app.update();
     assert_eq!(collected_len::<ConnectFailed>(&app), 1);
     assert_eq!(client_state(&app), ZaoClientState::Disconnected);
+}
+
+/// A game's own plugin group holding bevy_state's `StatesPlugin`, as
+/// `DefaultPlugins` and `MinimalPlugins`-style groups do.
+struct GameGroup;
+
+impl bevy_app::PluginGroup for GameGroup {
+    fn build(self) -> bevy_app::PluginGroupBuilder {
+        bevy_app::PluginGroupBuilder::start::<Self>()
+            .add(bevy_state::app::StatesPlugin)
+            .add(TimePlugin)
+    }
+}
+
+#[test]
+fn the_states_plugin_may_come_before_or_after_the_zao_plugins() {
+    let zao = |app: &mut App| {
+        app.add_plugins((ZaoServerPlugin::default(), ZaoClientPlugin::default()));
+    };
+    let alone = |app: &mut App| {
+        app.add_plugins(bevy_state::app::StatesPlugin);
+    };
+    let group = |app: &mut App| {
+        app.add_plugins(GameGroup);
+    };
+    type Step = fn(&mut App);
+    let orders: [(&str, [Step; 2]); 4] = [
+        ("StatesPlugin, then zao", [alone, zao]),
+        ("zao, then StatesPlugin", [zao, alone]),
+        ("a group with StatesPlugin, then zao", [group, zao]),
+        ("zao, then a group with StatesPlugin", [zao, group]),
+    ];
+    for (name, steps) in orders {
+        let mut app = App::new();
+        for step in steps {
+            step(&mut app);
+        }
+        let ran = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counter = ran.clone();
+        app.add_plugins(ScheduleRunnerPlugin::run_once())
+            .add_systems(
+                Update,
+                (move || {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                })
+                .run_if(bevy_state::condition::in_state(ZaoServerState::Stopped))
+                .run_if(bevy_state::condition::in_state(
+                    ZaoClientState::Disconnected,
+                )),
+            );
+        chat_protocol(&mut app);
+        // `run` builds, finishes and updates once: no panic, and the
+        // states exist and gate systems.
+        assert_eq!(app.run(), AppExit::Success, "{name}");
+        assert_eq!(ran.load(Ordering::Relaxed), 1, "{name}");
+    }
 }
 
 /// How many `M` an App kept (for messages that are not `Clone`).

@@ -183,7 +183,8 @@ impl ZaoClient {
 
     pub(crate) fn shutdown(self) {
         match self.transport {
-            ClientTransport::Quic(c) => c.shutdown(),
+            // Dropped: the close finishes in the background.
+            ClientTransport::Quic(c) => drop(c),
             #[cfg(feature = "sim")]
             ClientTransport::Sim(mut c) => c.disconnect("client shut down"),
             ClientTransport::Local(mut c) => c.disconnect("client shut down"),

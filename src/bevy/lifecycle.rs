@@ -251,10 +251,14 @@ pub(crate) fn start_pending(world: &mut World) {
         Ok(transport) => {
             let server = ZaoServer::new(transport);
             let addr = server.local_addr();
-            tracing::debug!(?addr, certificate = ?server.certificate_hash(), "zao server started");
+            let certificate_hash = server.certificate_hash();
+            tracing::debug!(?addr, certificate = ?certificate_hash, "zao server started");
             world.insert_resource(server);
             set_server_state(world, ZaoServerState::Running);
-            world.write_message(ServerStarted { addr });
+            world.write_message(ServerStarted {
+                addr,
+                certificate_hash,
+            });
         }
         Err(error) => {
             tracing::warn!("zao: the server could not start: {error}");

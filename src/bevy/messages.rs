@@ -9,7 +9,7 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
 
 use crate::Decode;
-use crate::proto::{Identity, RefuseReason, SendError};
+use crate::proto::{CertHash, Identity, RefuseReason, SendError};
 use crate::quic::{ClientId, DisconnectReason, StartError};
 
 /// A zao message the plugin can carry: it decodes from any bytes into an
@@ -235,13 +235,17 @@ pub struct ServerStartFailed {
     pub error: StartError,
 }
 
-/// Server: the server is serving, at this address.
+/// Server: the server is serving, at this address, with this certificate.
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct ServerStarted {
     /// The address it listens on (the real port when bound to port 0);
     /// `None` on a backend without sockets (the simulated network, a
     /// local-only server).
     pub addr: Option<SocketAddr>,
+    /// The SHA-256 of its certificate, which clients pin
+    /// ([`ZaoClientSettings::pinned`](super::ZaoClientSettings::pinned));
+    /// `None` on the simulated network.
+    pub certificate_hash: Option<CertHash>,
 }
 
 /// Server: the server stopped ([`ZaoCommandsExt::stop_zao_server`](super::ZaoCommandsExt::stop_zao_server));

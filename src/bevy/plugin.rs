@@ -5,6 +5,7 @@
 use bevy_app::{App, Plugin, PostUpdate, PreUpdate, Startup};
 use bevy_ecs::prelude::*;
 use bevy_state::app::{AppExtStates, StatesPlugin};
+use bevy_state::state::State;
 
 use super::lifecycle::{ZaoClientSettings, ZaoCommandsExt, ZaoServerSettings, start_pending};
 use super::messages::{
@@ -48,6 +49,10 @@ impl Plugin for ZaoServerPlugin {
             });
         }
     }
+
+    fn finish(&self, app: &mut App) {
+        init_states(app);
+    }
 }
 
 /// The client side of the plugin: [`ZaoClientState`], the run conditions,
@@ -79,6 +84,25 @@ impl Plugin for ZaoClientPlugin {
             });
         }
     }
+
+    fn finish(&self, app: &mut App) {
+        init_states(app);
+    }
+}
+
+/// The plugin's states, once every plugin is added: bevy_state's
+/// `StatesPlugin` is added only if the game did not add it (adding it
+/// unasked in `build` made a game's own later `StatesPlugin` panic as
+/// "already added").
+fn init_states(app: &mut App) {
+    if app.world().contains_resource::<State<ZaoServerState>>() {
+        return;
+    }
+    if !app.is_plugin_added::<StatesPlugin>() {
+        app.add_plugins(StatesPlugin);
+    }
+    app.init_state::<ZaoServerState>()
+        .init_state::<ZaoClientState>();
 }
 
 /// Sets up what every zao app has, once: the protocol, the states, the
@@ -90,14 +114,15 @@ pub(crate) fn init(app: &mut App) {
     if app.world().contains_resource::<ZaoProtocol>() {
         return;
     }
-    if !app.is_plugin_added::<StatesPlugin>() {
-        app.add_plugins(StatesPlugin);
+    // States need bevy_state's `StatesPlugin`, which a game may add before
+    // or after these plugins (alone or in a plugin group): they are set up
+    // in `finish`, once every plugin is in.
+    if app.is_plugin_added::<StatesPlugin>() {
+        init_states(app);
     }
     app.init_resource::<ZaoProtocol>()
         .init_resource::<ClientEdges>()
         .init_resource::<Leavers>()
-        .init_state::<ZaoServerState>()
-        .init_state::<ZaoClientState>()
         .add_message::<ClientConnected>()
         .add_message::<ClientDisconnected>()
         .add_message::<ClientRefused>()

@@ -143,19 +143,25 @@ impl Client {
             .unwrap_or(Err(WaitError::TimedOut(timeout)))
     }
 
-    /// Closes the connection and stops the runtime.
+    /// Closes the connection ("client shutting down") and waits until the
+    /// close is delivered or [`CLOSE_LINGER`](super::CLOSE_LINGER) passes,
+    /// then stops the runtime. Dropping the client does the same in the
+    /// background and returns at once.
     pub fn shutdown(mut self) {
-        self.stop();
+        if let Some(stopping) = self.stop() {
+            let _ = stopping.join();
+        }
     }
 
-    fn stop(&mut self) {
-        stop_endpoint(&self.endpoint, &mut self.runtime, b"client shutting down");
+    fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
+        stop_endpoint(&self.endpoint, &mut self.runtime, b"client shutting down")
     }
 }
 
 impl Drop for Client {
     fn drop(&mut self) {
-        self.stop();
+        // In the background: a frame must not wait for the network.
+        let _ = self.stop();
     }
 }
 

@@ -27,7 +27,7 @@ pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
 pub use config::{ClientConfig, ServerConfig};
 pub use error::StartError;
-pub use server::Server;
+pub use server::{CLOSE_LINGER, Server};
 
 #[cfg(feature = "sim")]
 pub(crate) use error::disconnect_reason;

@@ -131,14 +131,21 @@ impl Server {
         self.certificate
     }
 
-    /// Closes every connection and stops the runtime.
+    /// Closes every connection ("server shutting down") and waits until
+    /// the closes are delivered (the endpoint is idle) or
+    /// [`CLOSE_LINGER`] passes, then stops the runtime. Dropping the
+    /// server does the same in the background and returns at once (a game
+    /// loop drops; a tool or a test that must know the clients were told
+    /// calls this).
     pub fn shutdown(mut self) {
-        self.stop();
+        if let Some(stopping) = self.stop() {
+            let _ = stopping.join();
+        }
     }
 
-    fn stop(&mut self) {
+    fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
         self.core.close_all("server shutting down");
-        stop_endpoint(&self.endpoint, &mut self.runtime, b"server shutting down");
+        let stopping = stop_endpoint(&self.endpoint, &mut self.runtime, b"server shutting down");
         #[cfg(feature = "inspect")]
         if let Some(capture) = &self.capture {
             super::capture::flush(capture);
@@ -146,12 +153,14 @@ impl Server {
         if let Some(auth) = self.auth_runtime.take() {
             auth.shutdown_background();
         }
+        stopping
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stop();
+        // In the background: a frame must not wait for the network.
+        let _ = self.stop();
     }
 }
 
@@ -213,18 +222,42 @@ async fn connection(
     }
 }
 
-/// Closes an endpoint's connections and stops its runtime, giving tasks a
-/// moment to send the closes.
+/// The longest a stopping endpoint waits for its connections' closes to be
+/// delivered (QUIC's closing period: about three probe timeouts, some
+/// 100 ms over loopback) before its runtime stops.
+pub const CLOSE_LINGER: Duration = Duration::from_secs(2);
+
+/// Closes an endpoint's connections with `reason`, then, on a thread of its
+/// own, lets the runtime run until the closes are sent and acknowledged or
+/// dropped (`Endpoint::wait_idle`, at most [`CLOSE_LINGER`]) and shuts it
+/// down. Returns that thread, for a caller that waits; nothing here blocks.
 pub(super) fn stop_endpoint(
     endpoint: &Endpoint,
     runtime: &mut Option<tokio::runtime::Runtime>,
     reason: &[u8],
-) {
+) -> Option<std::thread::JoinHandle<()>> {
     endpoint.close(
         VarInt::from_u64(CloseCode::Normal.to_wire()).unwrap_or(VarInt::MAX),
         reason,
     );
-    if let Some(runtime) = runtime.take() {
-        runtime.shutdown_timeout(Duration::from_millis(200));
+    let runtime = runtime.take()?;
+    let endpoint = endpoint.clone();
+    let linger = move || {
+        runtime.block_on(async {
+            let _ = tokio::time::timeout(CLOSE_LINGER, endpoint.wait_idle()).await;
+        });
+        drop(endpoint);
+        runtime.shutdown_background();
+    };
+    match std::thread::Builder::new()
+        .name("zao-stop".to_owned())
+        .spawn(linger)
+    {
+        Ok(thread) => Some(thread),
+        // No thread to spare: the closes were queued; stop without waiting.
+        Err(e) => {
+            tracing::debug!("zao: no thread to finish the closes: {e}");
+            None
+        }
     }
 }
