@@ -228,6 +228,13 @@
 //! whole game that uses every one (`tests/arena.rs` plays it on the
 //! simulated network).
 //!
+//! ### One import
+//!
+//! `use zao::bevy::prelude::*;` brings what a game uses every day (the
+//! derives, plugins, settings, commands, messages, resources, states, the
+//! types they carry, and glam's `Vec2`, `Vec3`, `Quat`), beside Bevy's own
+//! preludes with no clash.
+//!
 //! ### Registration and channels
 //!
 //! Both sides call the same function: declared channels, then message types
@@ -352,19 +359,30 @@
 //!
 //! ```
 //! use bevy_ecs::prelude::*;
-//! use zao::bevy::{FromClient, SendTarget, ZaoServerSender, ZaoServer};
-//! # #[derive(Clone, zao::Encode, zao::Decode, zao::NetMessage)] #[zao(id = 7)] struct Chat { text: String }
+//! use zao::bevy::prelude::*;
+//! # #[derive(Clone, Encode, Decode, NetMessage)] #[zao(id = 7)] struct Chat { text: String }
+//!
+//! const RED: Room = Room::named("red");
+//! const BLUE: Room = Room::named("blue");
+//!
+//! /// A newcomer joins a team's room.
+//! fn teams(mut joined: MessageReader<ClientConnected>, mut sender: ZaoServerSender) {
+//!     for c in joined.read() {
+//!         let team = if c.client.0 % 2 == 0 { RED } else { BLUE };
+//!         sender.join(&team, c.client);
+//!     }
+//! }
 //!
 //! /// Team chat: each player's line to their team's room.
 //! fn team_chat(mut heard: MessageReader<FromClient<Chat>>, mut sender: ZaoServerSender) {
 //!     for m in heard.read() {
-//!         let room = if m.client.0 % 2 == 0 { "red" } else { "blue" };
-//!         if let Err(e) = sender.send(&m.message, SendTarget::Room(room.into())) {
+//!         let room = if m.client.0 % 2 == 0 { RED } else { BLUE };
+//!         if let Err(e) = sender.send(&m.message, room) {
 //!             eprintln!("chat not sent: {e}");
 //!         }
 //!     }
 //! }
-//! # let _ = team_chat;
+//! # let _ = (teams, team_chat);
 //! ```
 //!
 //! ### Snapshots: quantized, delta-encoded, interpolated
@@ -386,9 +404,16 @@
 //! server's cost.
 //!
 //! ```
+//! use bevy_app::App;
 //! use bevy_ecs::prelude::*;
-//! use zao::bevy::{SendTarget, ZaoServerSender, ZaoSnapshots};
+//! use zao::bevy::prelude::*;
 //! use zao_messages::{EntitySnapshot, EntityState};
+//!
+//! /// Both sides: the snapshot type, and the server's tick rate for the
+//! /// clients' jitter buffers.
+//! fn protocol(app: &mut App) {
+//!     app.add_zao_delta_snapshot::<EntitySnapshot>(JitterConfig::from_hz(60.0));
+//! }
 //!
 //! /// Server: the world, once a tick, to everyone.
 //! fn broadcast(mut sender: ZaoServerSender, mut tick: Local<u32>) {
@@ -398,11 +423,12 @@
 //! }
 //!
 //! /// Client: draw every entity where the jitter buffer says it is now.
-//! fn draw(mut snapshots: ResMut<ZaoSnapshots<EntitySnapshot>>) {
+//! fn draw(snapshots: Res<ZaoSnapshots<EntitySnapshot>>) {
 //!     for state in snapshots.interpolated() {
 //!         let _: EntityState = state;
 //!     }
 //! }
+//! # protocol(&mut App::new());
 //! # let _ = (broadcast, draw);
 //! ```
 //!
@@ -512,6 +538,11 @@ pub use zao_derive::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
 #[cfg(not(feature = "derive"))]
 #[allow(unused_imports)]
 pub(crate) use zao_derive::{Decode, Encode, NetMessage, Snapshot, SnapshotItem};
+
+/// glam, re-exported: the version Bevy 0.20 uses, whose `Vec3` and `Quat`
+/// Zao encodes, so a headless game needs no glam dependency of its own.
+#[cfg(feature = "glam")]
+pub use glam;
 
 /// zerocopy, re-exported for blittable types: derive its traits with
 /// `#[zerocopy(crate = "zao::zerocopy")]` and no direct dependency.

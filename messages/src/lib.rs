@@ -32,6 +32,9 @@ use zao::{Decode, DecodeError, Encode, EncodeError, NetMessage, Snapshot, Snapsh
 
 pub use buttons::Buttons;
 pub use entities::{EntitySnapshot, EntityState, Heading, Position};
+/// glam, whose `Vec2`, `Vec3` and `Quat` these messages carry (the glam
+/// Bevy 0.20 uses), so a user of these types needs no glam of their own.
+pub use glam;
 
 /// A player's entity moved. Tier 0: its wire form is its memory image,
 /// exactly 16 bytes, one copy each way.

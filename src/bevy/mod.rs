@@ -20,6 +20,8 @@
 //! - **Listen server**: [`ZaoCommandsExt::connect_zao_local`] gives the
 //!   server App its own in-memory client.
 //! - **Tests**: [`testing`] steps Apps over the simulated network.
+//! - **One import**: [`prelude`] holds what a game uses every day, and
+//!   sits beside Bevy's preludes without a clash.
 //!
 //! Received messages are written in `PreUpdate` ([`ZaoSet::Receive`]);
 //! messages to send are read in `PostUpdate` ([`ZaoSet::Send`]), sent, and
@@ -35,6 +37,7 @@ mod client;
 mod lifecycle;
 mod messages;
 mod plugin;
+pub mod prelude;
 mod protocol;
 mod sender;
 mod server;
@@ -64,6 +67,7 @@ pub use state::{
 
 /// What the messages and resources carry, re-exported for one `use`.
 pub use crate::proto::{
-    Channel, ChannelKind, DeltaSent, Direction, Identity, JitterConfig, RefuseReason,
+    CertHash, Channel, ChannelKind, CloseCode, ClosedBy, DeltaSent, Direction, Identity,
+    JitterConfig, RefuseReason, SendError,
 };
-pub use crate::quic::{ClientId, DisconnectReason, StartError};
+pub use crate::quic::{ClientId, DisconnectReason, Limits, StartError};

@@ -122,6 +122,12 @@ pub enum ServerTrust {
 }
 
 /// The provider every zao TLS config uses: rustls with ring.
+// rustls 0.23.48 deprecates its ring provider ("no support for
+// post-quantum algorithms") in favour of aws-lc-rs, whose C build we do
+// not impose on every game; quinn's own `rustls-ring` feature is the same
+// provider. The allow keeps a fresh resolve's warning out of users' builds
+// (CI builds against the newest versions to catch the next one).
+#[allow(deprecated)]
 pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }

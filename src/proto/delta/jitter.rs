@@ -36,6 +36,15 @@ impl JitterConfig {
             margin: Duration::from_millis(1),
         }
     }
+
+    /// The defaults of [`new`](Self::new) for a server ticking `hz` times a
+    /// second (`JitterConfig::from_hz(60.0)`). A rate that is not a
+    /// positive number of ticks a second is taken as 60.
+    #[must_use]
+    pub fn from_hz(hz: f64) -> Self {
+        let hz = if hz.is_finite() && hz > 0.0 { hz } else { 60.0 };
+        Self::new(Duration::from_secs_f64(1.0 / hz))
+    }
 }
 
 /// What a [`JitterBuffer`] saw arrive, against when it was needed.
