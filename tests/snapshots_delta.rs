@@ -16,7 +16,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../benches/support/world.rs"]
+#[path = "../bench/benches/support/world.rs"]
 #[allow(dead_code)]
 mod world;
 

@@ -1,20 +1,20 @@
 //! The allocation pass of the benchmark report: runs every row of
-//! `benches/support/` a fixed number of times under allocation-counter's
+//! `bench/benches/support/` a fixed number of times under allocation-counter's
 //! counting global allocator and prints, per row, allocations and bytes
 //! allocated per operation as tab-separated lines
 //! (`case, library, operation, allocations, bytes`).
 //!
 //! It is a binary of its own because the counting allocator is global:
-//! `examples/bench_report.rs` times every row under the system allocator and
+//! `bench/src/bin/bench_report.rs` times every row under the system allocator and
 //! runs this one for the counts.
 //!
 //! ```sh
-//! cargo run --profile bench --example bench_allocs
+//! cargo run --profile bench -p zao-bench --bin bench_allocs
 //! ```
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod support;
 
 use support::cases::KINDS;

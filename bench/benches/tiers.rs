@@ -9,8 +9,8 @@
 //! ```
 //!
 //! Ids read `case/operation/library`. The cases, the harness and every
-//! library's pair of functions live in `benches/support/`, shared with
-//! `examples/bench_report.rs`, which writes BENCHMARKS.md from the same rows.
+//! library's pair of functions live in `bench/benches/support/`, shared with
+//! `bench/src/bin/bench_report.rs`, which writes BENCHMARKS.md from the same rows.
 //! `cargo bench` builds with `[profile.bench]` (fat LTO, one codegen unit),
 //! as the report does.
 //!

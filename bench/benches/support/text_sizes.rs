@@ -23,7 +23,7 @@ fn framed<M: zao::NetMessage>(m: &M) -> Vec<u8> {
     buf
 }
 
-/// The benchmark cases (benches/support/cases.rs `KINDS`), from the same
+/// The benchmark cases (bench/benches/support/cases.rs `KINDS`), from the same
 /// sample values.
 fn rows() -> Vec<Row> {
     vec![

@@ -2,13 +2,13 @@
 //! `BENCHMARKS.md` and `docs/bench.svg`:
 //!
 //! ```sh
-//! cargo run --profile bench --example bench_report
+//! cargo run --profile bench -p zao-bench --bin bench_report
 //! ```
 //!
 //! `[profile.bench]` is fat LTO with one codegen unit, and `.cargo/config.toml`
 //! aligns every function and loop to 64 bytes (the report says so, or that a
 //! RUSTFLAGS variable overrode it). The tool runs the
-//! rows of `benches/support/` (the same closures `benches/tiers.rs` runs
+//! rows of `bench/benches/support/` (the same closures `bench/benches/tiers.rs` runs
 //! under criterion) in [`PROCESSES`] separate worker processes of itself,
 //! one after another, under the system allocator: in each, every row is
 //! calibrated to a batch of a few milliseconds, then all rows of a case take
@@ -23,31 +23,31 @@
 //! code, linked with its own order of functions (profile `bench-layout`,
 //! lld's `--shuffle-sections`; `--one-layout` runs this binary in every
 //! process instead), so that no one code layout's luck decides one either.
-//! Allocations are counted in a separate pass, by `examples/bench_allocs.rs`
+//! Allocations are counted in a separate pass, by `bench/src/bin/bench_allocs.rs`
 //! under a counting allocator, so no timed row pays for the counting.
 //!
 //! Other modes, for one row at a time:
 //!
 //! ```sh
 //! # one process, only Zao's rows of one case
-//! cargo run --profile bench --example bench_report -- --worker --case SpawnEntity --lib zao
+//! cargo run --profile bench -p zao-bench --bin bench_report -- --worker --case SpawnEntity --lib zao
 //! # the same with buffers 1664 bytes into a page (process 2's placement)
-//! cargo run --profile bench --example bench_report -- --worker --placement 1664 --case SpawnEntity
+//! cargo run --profile bench -p zao-bench --bin bench_report -- --worker --placement 1664 --case SpawnEntity
 //! # no timing: run the selected rows N times (for `valgrind --tool=callgrind`;
 //! # the difference between N and 2N is N operations' instructions)
-//! cargo run --profile bench --example bench_report -- --iters 100000 --case SpawnEntity --lib zao --op decode
+//! cargo run --profile bench -p zao-bench --bin bench_report -- --iters 100000 --case SpawnEntity --lib zao --op decode
 //! # the whole report, and every row's times saved as TSV: case, library, op,
 //! # median ns, ns per process, then each process's rounds (`;` between processes)
-//! cargo run --profile bench --example bench_report -- --save /tmp/rows.tsv
+//! cargo run --profile bench -p zao-bench --bin bench_report -- --save /tmp/rows.tsv
 //! ```
 
 // Report code on our own sample values: a panic is a broken report, not a
 // crashed server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod support;
-#[path = "../benches/support/text_sizes.rs"]
+#[path = "../../benches/support/text_sizes.rs"]
 mod text_sizes;
 
 use std::fmt::Write as _;
@@ -457,7 +457,10 @@ impl CaseResult {
 
 fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
     let begun = Instant::now();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The workspace root: BENCHMARKS.md, docs/, target/ and Cargo.lock.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("bench/ sits in the workspace");
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     // The allocation pass first: a failure there costs no timing run.
     eprintln!("allocation pass");
@@ -643,7 +646,9 @@ fn layout_builds(root: &Path) -> Layouts {
                 "--quiet",
                 "--profile",
                 "bench-layout",
-                "--example",
+                "-p",
+                "zao-bench",
+                "--bin",
                 "bench_report",
                 "--message-format",
                 "json-render-diagnostics",
@@ -673,10 +678,10 @@ fn layout_builds(root: &Path) -> Layouts {
     Layouts::Each(exes)
 }
 
-/// Runs `examples/bench_allocs.rs` and parses its counts: `(case, library,
+/// Runs `bench/src/bin/bench_allocs.rs` and parses its counts: `(case, library,
 /// op, allocations, bytes)` per op. Run by hand (the binary, not `cargo
 /// run`), the tool uses the `bench_allocs` binary beside it (build both:
-/// `cargo build --profile bench --example bench_report --example
+/// `cargo build --profile bench -p zao-bench --bin bench_report --bin
 /// bench_allocs`). Under `cargo run`, cargo builds and runs it with the same
 /// profile unless the binary beside this one is at least as new.
 fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
@@ -697,7 +702,9 @@ fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
                 "--quiet",
                 "--profile",
                 profile,
-                "--example",
+                "-p",
+                "zao-bench",
+                "--bin",
                 "bench_allocs",
             ]);
             c.current_dir(root);
@@ -1080,10 +1087,10 @@ fn markdown(
         w,
         "Zao against peer codecs on the reference messages (`zao_messages::samples`), \
          an inventory with one fixed-seed hasher for every library, a nested \
-         ~1 MB game-state workload (`benches/support/nested.rs`) and a ~1 MB event \
-         log of enums with data and strings (`benches/support/events.rs`), every \
+         ~1 MB game-state workload (`bench/benches/support/nested.rs`) and a ~1 MB event \
+         log of enums with data and strings (`bench/benches/support/events.rs`), every \
          library encoding the same data. Written by \
-         `cargo run --profile bench --example bench_report` on {}; compare ratios, \
+         `cargo run --profile bench -p zao-bench --bin bench_report` on {}; compare ratios, \
          not nanoseconds from another day or machine. `cargo bench --bench tiers` \
          measures the same rows under criterion.\n",
         today()
@@ -1174,7 +1181,7 @@ fn markdown(
     writeln!(w, "## Method\n").unwrap();
     for line in [
         "**Same value, same type, everywhere.** Every library, Zao included, encodes \
-         one set of mirror structs (`benches/support/peers.rs`) deriving every \
+         one set of mirror structs (`bench/benches/support/peers.rs`) deriving every \
          library's traits: `[f32; N]` for glam's vectors and quaternions (the same \
          bytes; the peers cannot derive over glam's types), the buttons as their raw \
          `u16` bits, `#[repr(C)]` where Zao's type is, and `HashMap<u32, ItemStack>` \
@@ -1191,8 +1198,8 @@ fn markdown(
          tuples or unit-enum fields); so is the event log. Each decoder is checked to return the value \
          before anything is timed.",
         "**One harness.** Every library is a pair of functions (encode into a reused \
-         destination, decode) plus its one-call encode (`benches/support/libs.rs`), \
-         driven by one generic function (`benches/support/harness.rs`): every row \
+         destination, decode) plus its one-call encode (`bench/benches/support/libs.rs`), \
+         driven by one generic function (`bench/benches/support/harness.rs`): every row \
          passes its inputs and result through `std::hint::black_box` the same way, \
          the raw copy included; a library's encode rows read one source value; every \
          reused destination and every decode input starts on a 64-byte boundary, and \
@@ -1240,7 +1247,7 @@ fn markdown(
          at the same offset within a 4 KiB page; that offset moves from one process \
          to the next, so the median does not repeat one heap layout's luck (glibc \
          randomizes heap addresses only above the page). The workers run under the system allocator; allocations are \
-         counted afterwards by `examples/bench_allocs.rs`, a separate binary with \
+         counted afterwards by `bench/src/bin/bench_allocs.rs`, a separate binary with \
          allocation-counter's counting allocator.",
         "**Code placement.** `.cargo/config.toml` aligns every function and loop of \
          every crate to 64 bytes. Without it, a library's hot loop lands wherever \

@@ -2,11 +2,11 @@
 //! section of BENCHMARKS.md from one run.
 //!
 //! ```sh
-//! cargo run --release --example snapshot_report            # full run, writes BENCHMARKS.md
-//! cargo run --release --example snapshot_report -- --quick # a short run, prints only
+//! cargo run --release -p zao-bench --bin snapshot_report            # full run, writes BENCHMARKS.md
+//! cargo run --release -p zao-bench --bin snapshot_report -- --quick # a short run, prints only
 //! ```
 //!
-//! The workload (`benches/support/world.rs`, seeded): 1024 players over
+//! The workload (`bench/benches/support/world.rs`, seeded): 1024 players over
 //! ±2 km at 60 Hz, a third idle, most walking at 5 m/s and turning, some
 //! sprinting at 10 m/s, three joining and three leaving a second.
 //!
@@ -28,7 +28,7 @@
 // Report code on our own values: a panic is a broken report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../benches/support/world.rs"]
+#[path = "../../benches/support/world.rs"]
 #[allow(dead_code)]
 mod world;
 
@@ -644,7 +644,7 @@ fn report(s: &Sizes, cells: &[Cpu], took: Duration, quick: bool) -> String {
     writeln!(w).unwrap();
     writeln!(
         w,
-        "Written by `cargo run --release --example snapshot_report`{} in {:.0} s. The workload (`benches/support/world.rs`, seed {SEED}): {PLAYERS} players over ±2 km at {HZ} Hz on rolling ground, a third idle, 55 % walking at 5 m/s and turning, 12 % sprinting at 10 m/s, each changing gait and turn now and then; three join and three leave a second. Zao's quantized snapshot is `zao_messages::EntitySnapshot`: a position at 1 mm within ±4 km (`QVec3<-4096, 4096, 1000>`, 23 bits a component) and a 12-bit heading (`QAngle<12>`); the `f32` data is the entity, the position as three `f32` and the heading as an `f32` (20 bytes).",
+        "Written by `cargo run --release -p zao-bench --bin snapshot_report`{} in {:.0} s. The workload (`bench/benches/support/world.rs`, seed {SEED}): {PLAYERS} players over ±2 km at {HZ} Hz on rolling ground, a third idle, 55 % walking at 5 m/s and turning, 12 % sprinting at 10 m/s, each changing gait and turn now and then; three join and three leave a second. Zao's quantized snapshot is `zao_messages::EntitySnapshot`: a position at 1 mm within ±4 km (`QVec3<-4096, 4096, 1000>`, 23 bits a component) and a 12-bit heading (`QAngle<12>`); the `f32` data is the entity, the position as three `f32` and the heading as an `f32` (20 bytes).",
         if quick { " -- --quick" } else { "" },
         took.as_secs_f64()
     )
@@ -788,7 +788,10 @@ fn mean_usize(v: &[usize]) -> f64 {
 }
 
 fn write_section(section: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("bench/ sits in the workspace")
+        .join("BENCHMARKS.md");
     Section::new("snapshots")
         .write(&path, section)
         .expect("write BENCHMARKS.md");

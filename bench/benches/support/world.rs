@@ -1,5 +1,5 @@
 //! A seeded world of moving players, the workload of the snapshot
-//! bandwidth report (`examples/snapshot_report.rs`) and of the delta
+//! bandwidth report (`bench/src/bin/snapshot_report.rs`) and of the delta
 //! snapshot tests (`tests/snapshots_delta.rs`), which include this file
 //! with `#[path]`.
 //!

@@ -1,6 +1,6 @@
-//! The benchmark support shared by `benches/tiers.rs` (criterion),
-//! `examples/bench_report.rs` (timing, BENCHMARKS.md) and
-//! `examples/bench_allocs.rs` (allocation counts), which include it with
+//! The benchmark support shared by `bench/benches/tiers.rs` (criterion),
+//! `bench/src/bin/bench_report.rs` (timing, BENCHMARKS.md) and
+//! `bench/src/bin/bench_allocs.rs` (allocation counts), which include it with
 //! `#[path]`: the harness, every library as a pair of functions, the peers'
 //! mirror types, the nested workload and the cases.
 
