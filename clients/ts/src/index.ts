@@ -164,6 +164,6 @@ export {
   type ReceiverStats,
   type LaneBuffer,
 } from './delta/receiver.js';
-export { JitterBuffer, jitterConfig, pairs, interpolated, type JitterConfig, type JitterStats, type Pair, type Sample } from './delta/jitter.js';
+export { JitterBuffer, jitterConfig, jitterConfigFromHz, pairs, interpolated, type JitterConfig, type JitterStats, type Pair, type Sample } from './delta/jitter.js';
 export { lerpF32, lerpAngleStep, nlerpQuat, slerpQuat, quatOfLanes } from './delta/interp.js';
 export { WebTransportClient, parseCertHash, type WebTransportClientOptions } from './transport/webtransport.js';

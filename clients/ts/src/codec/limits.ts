@@ -31,12 +31,13 @@ export const DEFAULT_LIMITS: DecodeLimits = Object.freeze({
 
 /**
  * `DecodeLimits::DANGEROUS_UNLIMITED`: no limit beyond the input itself.
- * For trusted input only.
+ * For trusted input only. (Rust sets each field to its type's maximum; here
+ * `Infinity`, so that even a `u64::MAX` claim is compared as Rust compares it.)
  */
 export const DANGEROUS_UNLIMITED: DecodeLimits = Object.freeze({
-  maxMessage: Number.MAX_SAFE_INTEGER,
-  maxCollection: Number.MAX_SAFE_INTEGER,
-  maxString: Number.MAX_SAFE_INTEGER,
-  maxDepth: 0xffffffff,
-  maxAlloc: Number.MAX_SAFE_INTEGER,
+  maxMessage: Infinity,
+  maxCollection: Infinity,
+  maxString: Infinity,
+  maxDepth: Infinity,
+  maxAlloc: Infinity,
 });

@@ -69,22 +69,40 @@ export function getUtf8(bytes: Uint8Array, start: number, end: number): string {
   const len = end - start;
   if (len === 0) return '';
   if (len <= 16) {
-    // Most names: ASCII, a few bytes.
-    let s = '';
-    let i = start;
-    for (; i < end; i++) {
-      const c = bytes[i]!;
-      if (c >= 0x80) break;
-      s += String.fromCharCode(c);
-    }
-    if (i === end) return s;
-    return s + decodeShort(bytes, i, end);
+    // Most names: ASCII, a few bytes, made by one `fromCharCode` call.
+    let or = 0;
+    for (let i = start; i < end; i++) or |= bytes[i]!;
+    if (or < 0x80) return len <= 8 ? ascii8(bytes, start, len) : ascii8(bytes, start, 8) + ascii8(bytes, start + 8, len - 8);
+    return decodeShort(bytes, start, end);
   }
   if (len <= 64) return decodeShort(bytes, start, end);
   try {
     return decoder.decode(bytes.subarray(start, end));
   } catch {
     throw new DecodeError('InvalidUtf8');
+  }
+}
+
+/** Up to 8 ASCII bytes as a string. */
+function ascii8(b: Uint8Array, p: number, n: number): string {
+  const f = String.fromCharCode;
+  switch (n) {
+    case 1:
+      return f(b[p]!);
+    case 2:
+      return f(b[p]!, b[p + 1]!);
+    case 3:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!);
+    case 4:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!, b[p + 3]!);
+    case 5:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!, b[p + 3]!, b[p + 4]!);
+    case 6:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!, b[p + 3]!, b[p + 4]!, b[p + 5]!);
+    case 7:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!, b[p + 3]!, b[p + 4]!, b[p + 5]!, b[p + 6]!);
+    default:
+      return f(b[p]!, b[p + 1]!, b[p + 2]!, b[p + 3]!, b[p + 4]!, b[p + 5]!, b[p + 6]!, b[p + 7]!);
   }
 }
 

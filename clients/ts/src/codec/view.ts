@@ -10,8 +10,9 @@ let prevView: DataView | null = null;
 
 /** A little-endian view of `buf` (the same object while `buf` is). */
 export function viewOf(buf: Uint8Array): DataView {
-  if (buf === lastBuf) return lastView!;
-  if (buf === prevBuf) {
+  // The length compare catches a view over a resizable buffer that grew.
+  if (buf === lastBuf && lastView!.byteLength === buf.byteLength) return lastView!;
+  if (buf === prevBuf && prevView!.byteLength === buf.byteLength) {
     // Two buffers in turn (an encode buffer and a decode input): swap.
     const b = lastBuf;
     const v = lastView;

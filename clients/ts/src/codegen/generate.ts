@@ -433,7 +433,7 @@ class Generator {
 
   /** A helper function set for an anonymous composite shape, made once per structure. */
   private helper(key: string, make: (name: string) => { g: G; code: string }): G {
-    const k = `${key}|${this.selfStack.map((s) => s.name).join('/')}`;
+    const k = key.includes('"self"') ? `${key}|${this.selfStack.map((s) => s.name).join('/')}` : key;
     const found = this.anon.get(k);
     if (found !== undefined) return found;
     const name = `h${this.anon.size + 1}`;
@@ -562,15 +562,19 @@ class Generator {
 
   private option(itemShape: Shape): G {
     const item = this.gen(itemShape);
-    const ts = `${wrapType(item.ts)} | null`;
+    // `T | null`, or `{ some: T } | null` where `T` holds null itself
+    // (`Option<Option<T>>`, `Option<()>`), so that every value has its form.
+    const wrapped = /\bnull\b/.test(item.ts);
+    const ts = wrapped ? `{ some: ${item.ts} } | null` : `${wrapType(item.ts)} | null`;
+    const inner = wrapped ? 'v.some' : 'v';
     const niche = ['str', 'bytes', 'seq', 'map', 'box', 'bool', 'char', 'enum', 'option'].includes(itemShape.kind) || itemShape.kind.startsWith('nz_');
     return this.helper(`option:${shapeKey(itemShape)}`, (h) => {
-      const lenBody = item.fixed !== null ? `return v === null ? 1 : ${1 + item.fixed};` : `return v === null ? 1 : 1 + ${item.len('v')};`;
+      const lenBody = item.fixed !== null ? `return v === null ? 1 : ${1 + item.fixed};` : `return v === null ? 1 : 1 + ${item.len(inner)};`;
       const code = [
         `function $len_${h}(v: ${ts}): number {\n  ${lenBody}\n}`,
-        `function $put_${h}(v: ${ts}, b: Uint8Array, dv: DataView, p: number): number {\n  if (v === null) {\n    b[p] = 0;\n    return p + 1;\n  }\n  b[p++] = 1;\n${indent(item.put('v'))}\n  return p;\n}`,
+        `function $put_${h}(v: ${ts}, b: Uint8Array, dv: DataView, p: number): number {\n  if (v === null) {\n    b[p] = 0;\n    return p + 1;\n  }\n  b[p++] = 1;\n${indent(item.put(inner))}\n  return p;\n}`,
         // The tag alone decides what is read (c9_option_tags_alone_decide_what_is_read).
-        `function $get_${h}(r: $Reader): ${ts} {\n  const tag = r.u8();\n  if (tag === 0) return null;\n  if (tag !== 1) $fail('InvalidTag');\n  return ${item.get()};\n}`,
+        `function $get_${h}(r: $Reader): ${ts} {\n  const tag = r.u8();\n  if (tag === 0) return null;\n  if (tag !== 1) $fail('InvalidTag');\n  return ${wrapped ? `{ some: ${item.get()} }` : item.get()};\n}`,
       ].join('\n\n');
       const mem = niche ? item.mem : item.mem + Math.max(item.align, 1);
       return { g: this.callG(h, ts, 1, mem, item.align, { def: 'null', cmp: null }), code };
@@ -663,19 +667,22 @@ class Generator {
       const entryAlign = Math.max(k.align, v.align, 1);
       const charge = sorted ? `$btreeCharge(n, ${k.mem}, ${v.mem}, ${entryAlign})` : `$hashMapCharge(n, ${entrySize}, ${entryAlign})`;
       // Key, then value, then the repeat check (`insert_new`); sorted: strictly ascending.
+      // Keys and values of exact size are one run, checked by the count (`exact_run`).
+      const run = k.exact && v.exact && k.getAt !== null && v.getAt !== null && k.min + v.min > 0;
       let check: string;
-      let keyStart = '';
       if (sorted && k.cmp !== null) {
         check = `if (i > 0 && ${k.cmp}(key, last!) <= 0) $fail('DuplicateKey');\nlast = key;`;
       } else if (k.primitive) {
         check = `if (m.has(key)) $fail('DuplicateKey');`;
       } else {
-        keyStart = 'const ks = r.pos;\n';
-        check = `const kb = $keyOf(r.bytes, ks, ke);\nif (seen.has(kb)) $fail('DuplicateKey');\nseen.add(kb);`;
+        check = `const kb = $keyOf(b, ks, ke);\nif (seen.has(kb)) $fail('DuplicateKey');\nseen.add(kb);`;
       }
-      const readEntry = `${keyStart}const key = ${k.get()};\n${keyStart !== '' ? 'const ke = r.pos;\n' : ''}const value = ${v.get()};\n${check}\nm.set(key, value);`;
-      const decls = `${sorted && k.cmp !== null ? `let last: ${k.ts} | undefined;\n` : ''}${!(sorted && k.cmp !== null) && !k.primitive ? 'const seen = new Set<string>();\n' : ''}`;
-      const fill = `const n = r.count(${k.min + v.min}, 0);\nr.charge(${charge});\n${decls}for (let i = 0; i < n; i++) {\n${indent(readEntry)}\n}`;
+      const keyBytes = !(sorted && k.cmp !== null) && !k.primitive;
+      const readEntry = run
+        ? `${keyBytes ? `const ks = p, ke = p + ${k.min};\n` : ''}const key = ${k.getAt!('p', 0)};\nconst value = ${v.getAt!('p', k.min)};\n${check}\nm.set(key, value);\np += ${k.min + v.min};`
+        : `${keyBytes ? 'const ks = r.pos;\n' : ''}const key = ${k.get()};\n${keyBytes ? 'const ke = r.pos;\n' : ''}const value = ${v.get()};\n${check}\nm.set(key, value);`;
+      const decls = `${sorted && k.cmp !== null ? `let last: ${k.ts} | undefined;\n` : ''}${keyBytes ? 'const seen = new Set<string>();\n' : ''}${run ? 'let p = r.pos;\n' : ''}${run || keyBytes ? 'const b = r.bytes, dv = r.view;\n' : ''}`;
+      const fill = `const n = r.count(${k.min + v.min}, 0);\nr.charge(${charge});\n${decls}for (let i = 0; i < n; i++) {\n${indent(readEntry)}\n}${run ? '\nr.pos = p;' : ''}`;
       lines.push(`function $get_${h}(r: $Reader): ${ts} {\n  r.enter();\n  const m: ${ts} = new Map();\n${indent(fill)}\n  r.leave();\n  return m;\n}`);
       lines.push(`function $into_${h}(r: $Reader, m: ${ts}): ${ts} {\n  r.enter();\n  m.clear();\n${indent(fill)}\n  r.leave();\n  return m;\n}`);
       const g = this.callG(h, ts, 1, sorted ? 24 : 48, 8, { def: 'new Map()', cmp: null });
@@ -708,7 +715,7 @@ class Generator {
       into: null,
       primitive: false,
       cmp: null,
-      def: `{ ${comps.map((c) => `${c}: 0`).join(', ')} }`,
+      def: `{ ${comps.map((c) => `${c}: ${name === 'quat' && c === 'w' ? 1 : 0}`).join(', ')} }`,
     };
     g.get = () => `((at: number, dv: DataView) => (${g.getAt!('at', 0)}))(r.take(${fixed}), r.view)`;
     // A function of its own reads better than an arrow per call.

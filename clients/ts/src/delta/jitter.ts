@@ -23,6 +23,11 @@ export function jitterConfig(tickIntervalMs: number): JitterConfig {
   return { tickIntervalMs, window: 256, quantile: 0.99, marginMs: 1 };
 }
 
+/** The defaults for a server ticking `hz` times a second; a rate that is not a positive number is taken as 60. */
+export function jitterConfigFromHz(hz: number): JitterConfig {
+  return jitterConfig(1000 / (Number.isFinite(hz) && hz > 0 ? hz : 60));
+}
+
 export interface JitterStats {
   chunksOnTime: number;
   chunksLate: number;
@@ -113,13 +118,19 @@ export class JitterBuffer<T> {
     return Math.max(this.config.tickIntervalMs / 1000, 1e-6);
   }
 
+  /** Seconds since the epoch, which the first chunk sets. */
   private clock(now: number): number {
     if (this.epoch === null) this.epoch = now;
-    return Math.max(0, now - this.epoch) / 1000;
+    return this.clockAt(now);
+  }
+
+  /** Seconds since the epoch at `now` (0 before the first chunk set it). */
+  private clockAt(now: number): number {
+    return this.epoch === null ? 0 : Math.max(0, now - this.epoch) / 1000;
   }
 
   private renderTime(now: number): number {
-    return this.clock(now) - this.base - this.delaySec;
+    return this.clockAt(now) - this.base - this.delaySec;
   }
 
   /**

@@ -271,13 +271,7 @@ function $default_PlayerInput(): PlayerInput {
   return { tick: 0, buttons: 0x0, aim: { x: 0, y: 0 }, stance: $default_Stance() };
 }
 
-function $get_h3(r: $Reader): $Vec3 {
-  const at = r.take(12);
-  const dv = r.view;
-  return { x: dv.getFloat32(at, true), y: dv.getFloat32(at + 4, true), z: dv.getFloat32(at + 8, true) };
-}
-
-function $get_h4(r: $Reader): $Vec4 {
+function $get_h3(r: $Reader): $Vec4 {
   const at = r.take(16);
   const dv = r.view;
   return { x: dv.getFloat32(at, true), y: dv.getFloat32(at + 4, true), z: dv.getFloat32(at + 8, true), w: dv.getFloat32(at + 12, true) };
@@ -342,13 +336,7 @@ function $into_SpawnEntity(r: $Reader, t: SpawnEntity): SpawnEntity {
 }
 
 function $default_SpawnEntity(): SpawnEntity {
-  return { entity: 0, prefab: 0, position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 }, name: '' };
-}
-
-function $get_h5(r: $Reader): $Vec3 {
-  const at = r.take(12);
-  const dv = r.view;
-  return { x: dv.getFloat32(at, true), y: dv.getFloat32(at + 4, true), z: dv.getFloat32(at + 8, true) };
+  return { entity: 0, prefab: 0, position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 1 }, name: '' };
 }
 
 export interface PlayerState {
@@ -406,11 +394,11 @@ function $default_PlayerState(): PlayerState {
   return { entity: 0, position: { x: 0, y: 0, z: 0 } };
 }
 
-function $len_h6(v: PlayerState[]): number {
+function $len_h4(v: PlayerState[]): number {
   return 4 + v.length * 16;
 }
 
-function $put_h6(v: PlayerState[], b: Uint8Array, dv: DataView, p: number): number {
+function $put_h4(v: PlayerState[], b: Uint8Array, dv: DataView, p: number): number {
   dv.setUint32(p, v.length, true);
   p += 4;
   for (let i = 0; i < v.length; i++) {
@@ -420,7 +408,7 @@ function $put_h6(v: PlayerState[], b: Uint8Array, dv: DataView, p: number): numb
   return p;
 }
 
-function $get_h6(r: $Reader): PlayerState[] {
+function $get_h4(r: $Reader): PlayerState[] {
   r.enter();
   const n = r.wideCount(16, 16);
   const out: PlayerState[] = [];
@@ -435,7 +423,7 @@ function $get_h6(r: $Reader): PlayerState[] {
   return out;
 }
 
-function $into_h6(r: $Reader, t: PlayerState[]): PlayerState[] {
+function $into_h4(r: $Reader, t: PlayerState[]): PlayerState[] {
   r.enter();
   const n = r.wideCount(16, 16);
   let p = r.pos;
@@ -461,13 +449,13 @@ export interface WorldSnapshot {
 }
 
 function $len_WorldSnapshot(v: WorldSnapshot): number {
-  return 4 + $len_h6(v.players);
+  return 4 + $len_h4(v.players);
 }
 
 function $put_WorldSnapshot(v: WorldSnapshot, b: Uint8Array, dv: DataView, p: number): number {
   dv.setUint32(p, v.tick, true);
   p += 4;
-  p = $put_h6(v.players, b, dv, p);
+  p = $put_h4(v.players, b, dv, p);
   return p;
 }
 
@@ -477,7 +465,7 @@ function $get_WorldSnapshot(r: $Reader): WorldSnapshot {
   const b = r.bytes, dv = r.view;
   const v6 = dv.getUint32(at, true);
   r.pos = at + 4;
-  const v7 = $get_h6(r);
+  const v7 = $get_h4(r);
   return { tick: v6, players: v7 };
 }
 
@@ -487,7 +475,7 @@ function $into_WorldSnapshot(r: $Reader, t: WorldSnapshot): WorldSnapshot {
   const b = r.bytes, dv = r.view;
   t.tick = dv.getUint32(at, true);
   r.pos = at + 4;
-  t.players = $into_h6(r, t.players);
+  t.players = $into_h4(r, t.players);
   return t;
 }
 
@@ -552,11 +540,11 @@ function $default_ItemStack(): ItemStack {
   return { item: 0, count: 0, durability: 0, flags: 0 };
 }
 
-function $len_h7(m: Map<number, ItemStack>): number {
+function $len_h5(m: Map<number, ItemStack>): number {
   return $varintLen(m.size) + m.size * 13;
 }
 
-function $put_h7(m: Map<number, ItemStack>, b: Uint8Array, dv: DataView, p: number): number {
+function $put_h5(m: Map<number, ItemStack>, b: Uint8Array, dv: DataView, p: number): number {
   p = $putVarint(b, p, m.size);
   for (const [key, value] of m) {
     dv.setUint32(p, key, true);
@@ -566,32 +554,40 @@ function $put_h7(m: Map<number, ItemStack>, b: Uint8Array, dv: DataView, p: numb
   return p;
 }
 
-function $get_h7(r: $Reader): Map<number, ItemStack> {
+function $get_h5(r: $Reader): Map<number, ItemStack> {
   r.enter();
   const m: Map<number, ItemStack> = new Map();
   const n = r.count(13, 0);
   r.charge($hashMapCharge(n, 16, 4));
+  let p = r.pos;
+  const b = r.bytes, dv = r.view;
   for (let i = 0; i < n; i++) {
-    const key = r.view.getUint32(r.take(4), true);
-    const value = $get_ItemStack(r);
+    const key = dv.getUint32(p, true);
+    const value = $getAt_ItemStack(b, dv, p + 4);
     if (m.has(key)) $fail('DuplicateKey');
     m.set(key, value);
+    p += 13;
   }
+  r.pos = p;
   r.leave();
   return m;
 }
 
-function $into_h7(r: $Reader, m: Map<number, ItemStack>): Map<number, ItemStack> {
+function $into_h5(r: $Reader, m: Map<number, ItemStack>): Map<number, ItemStack> {
   r.enter();
   m.clear();
   const n = r.count(13, 0);
   r.charge($hashMapCharge(n, 16, 4));
+  let p = r.pos;
+  const b = r.bytes, dv = r.view;
   for (let i = 0; i < n; i++) {
-    const key = r.view.getUint32(r.take(4), true);
-    const value = $get_ItemStack(r);
+    const key = dv.getUint32(p, true);
+    const value = $getAt_ItemStack(b, dv, p + 4);
     if (m.has(key)) $fail('DuplicateKey');
     m.set(key, value);
+    p += 13;
   }
+  r.pos = p;
   r.leave();
   return m;
 }
@@ -602,13 +598,13 @@ export interface Inventory {
 }
 
 function $len_Inventory(v: Inventory): number {
-  return 4 + $len_h7(v.slots);
+  return 4 + $len_h5(v.slots);
 }
 
 function $put_Inventory(v: Inventory, b: Uint8Array, dv: DataView, p: number): number {
   dv.setUint32(p, v.owner, true);
   p += 4;
-  p = $put_h7(v.slots, b, dv, p);
+  p = $put_h5(v.slots, b, dv, p);
   return p;
 }
 
@@ -618,7 +614,7 @@ function $get_Inventory(r: $Reader): Inventory {
   const b = r.bytes, dv = r.view;
   const v8 = dv.getUint32(at, true);
   r.pos = at + 4;
-  const v9 = $get_h7(r);
+  const v9 = $get_h5(r);
   return { owner: v8, slots: v9 };
 }
 
@@ -628,7 +624,7 @@ function $into_Inventory(r: $Reader, t: Inventory): Inventory {
   const b = r.bytes, dv = r.view;
   t.owner = dv.getUint32(at, true);
   r.pos = at + 4;
-  t.slots = $into_h7(r, t.slots);
+  t.slots = $into_h5(r, t.slots);
   return t;
 }
 
@@ -1037,13 +1033,11 @@ export const $helpers = [
   $putAt_PlayerInput,
   $default_PlayerInput,
   $get_h3,
-  $get_h4,
   $len_SpawnEntity,
   $put_SpawnEntity,
   $get_SpawnEntity,
   $into_SpawnEntity,
   $default_SpawnEntity,
-  $get_h5,
   $len_PlayerState,
   $put_PlayerState,
   $getAt_PlayerState,
@@ -1052,10 +1046,10 @@ export const $helpers = [
   $into_PlayerState,
   $putAt_PlayerState,
   $default_PlayerState,
-  $len_h6,
-  $put_h6,
-  $get_h6,
-  $into_h6,
+  $len_h4,
+  $put_h4,
+  $get_h4,
+  $into_h4,
   $len_WorldSnapshot,
   $put_WorldSnapshot,
   $get_WorldSnapshot,
@@ -1069,10 +1063,10 @@ export const $helpers = [
   $into_ItemStack,
   $putAt_ItemStack,
   $default_ItemStack,
-  $len_h7,
-  $put_h7,
-  $get_h7,
-  $into_h7,
+  $len_h5,
+  $put_h5,
+  $get_h5,
+  $into_h5,
   $len_Inventory,
   $put_Inventory,
   $get_Inventory,

@@ -524,6 +524,11 @@ export class ClientSession {
     return e;
   }
 
+  /** Whether delta snapshot chunks wait for `pollSnapshot`. */
+  hasSnapshots(): boolean {
+    return this.chunks.length > 0;
+  }
+
   /** The next delta snapshot chunk, or null: hand it to the `DeltaReceiver` of its id. */
   pollSnapshot(): SnapshotChunk | null {
     const c = this.chunks.shift();
@@ -602,7 +607,7 @@ export class ClientSession {
   /** Tells the server which delta snapshots this client holds (one ack datagram). */
   sendAcks(acks: readonly SnapshotAck[]): void {
     if (this.state !== 'Open') throw new SendError('NotConnected');
-    if (acks.length > MAX_ACKS) throw new SendError('NotRegistered', { id: acks[0]?.id ?? 0 });
+    if (acks.length > MAX_ACKS) throw new SendError('TooManyAcks', { size: acks.length, max: MAX_ACKS });
     if (acks.length === 0) return;
     this.pushDatagram(ackDatagram(acks));
     this.sentSinceBeat = true;

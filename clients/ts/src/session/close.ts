@@ -62,14 +62,17 @@ export function disconnectText(r: DisconnectReason): string {
   }
 }
 
-/** Why a send failed. */
+/** Why a send failed (src/proto/close.rs `SendError`). */
 export class SendError extends Error {
-  readonly kind: 'NotConnected' | 'TooLarge' | 'NotRegistered' | 'QueueFull';
+  readonly kind: 'NotConnected' | 'TooLarge' | 'NotRegistered' | 'QueueFull' | 'TooManyAcks';
+  /** `TooLarge`: the message's size; `TooManyAcks`: the acks given. */
   readonly size: number | undefined;
+  /** `TooLarge`, `TooManyAcks`: the limit. */
   readonly max: number | undefined;
+  /** `NotRegistered`: the message id. */
   readonly id: number | undefined;
 
-  constructor(kind: 'NotConnected' | 'TooLarge' | 'NotRegistered' | 'QueueFull', detail?: { size?: number; max?: number; id?: number }) {
+  constructor(kind: 'NotConnected' | 'TooLarge' | 'NotRegistered' | 'QueueFull' | 'TooManyAcks', detail?: { size?: number; max?: number; id?: number }) {
     super(
       kind === 'TooLarge'
         ? `message of ${detail?.size} bytes over the ${detail?.max}-byte limit`
@@ -77,7 +80,9 @@ export class SendError extends Error {
           ? `message id ${detail?.id} is not registered for this channel and side`
           : kind === 'QueueFull'
             ? 'reliable backlog full'
-            : 'not connected',
+            : kind === 'TooManyAcks'
+              ? `${detail?.size} snapshot acks, one datagram carries ${detail?.max}`
+              : 'not connected',
     );
     this.name = 'SendError';
     this.kind = kind;

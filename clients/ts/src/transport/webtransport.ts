@@ -17,7 +17,7 @@ export interface WebTransportClientOptions extends ClientConfig {
   readonly certHash?: string;
   /** Called with each event (connected, messages, disconnected). */
   readonly onEvent?: (event: ClientEvent, client: WebTransportClient) => void;
-  /** Called when delta snapshot chunks are waiting (`client.session.pollSnapshot()`). */
+  /** Called when delta snapshot chunks are waiting: drain them with `client.session.pollSnapshot()`. */
   readonly onSnapshot?: (client: WebTransportClient) => void;
   /** The datagram size to assume if the browser does not report one. */
   readonly assumedMaxDatagram?: number;
@@ -45,6 +45,7 @@ export class WebTransportClient {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private nextStream = 1;
   private pumping = false;
+  private again = false;
 
   private constructor(url: string, options: WebTransportClientOptions) {
     this.options = options;
@@ -151,41 +152,60 @@ export class WebTransportClient {
     this.pump();
   }
 
-  /** Moves everything the session has to say to the transport, and events to the application. */
+  /**
+   * Hands events to the application, then moves everything the session has
+   * to say to the transport (what the callbacks sent included), then sets
+   * the timer for the session's next deadline.
+   */
   pump(): void {
-    if (this.pumping) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
     this.pumping = true;
     try {
-      this.session.handleTimeout(this.now());
-      for (const s of this.session.writableStreams()) {
-        for (let w = this.session.pollStream(s); w !== null; w = this.session.pollStream(s)) {
-          const writer = this.writer(s);
-          const write = w;
-          void writer.then((x) => (write.kind === 'data' ? x.write(write.data) : x.close())).catch(() => {});
-        }
-      }
-      for (let u = this.session.pollUnordered(); u !== null; u = this.session.pollUnordered()) {
-        const data = u.data;
-        void this.transport
-          .createUnidirectionalStream({ sendOrder: u.priority })
-          .then(async (s) => {
-            const x = s.getWriter();
-            await x.write(data);
-            await x.close();
-          })
-          .catch(() => {});
-      }
-      for (let t = this.session.pollTransmit(); t !== null; t = this.session.pollTransmit()) {
-        if (t.kind === 'datagram') void this.datagrams?.write(t.data).catch(() => {});
-        else this.transport.close({ closeCode: t.code, reason: t.reason });
-      }
-      for (let e = this.session.pollEvent(); e !== null; e = this.session.pollEvent()) this.options.onEvent?.(e, this);
-      this.options.onSnapshot?.(this);
+      // Callbacks that send ask for another round; a bounded number, so a
+      // callback that sends on every call cannot hold the page.
+      let rounds = 0;
+      do {
+        this.again = false;
+        this.session.handleTimeout(this.now());
+        for (let e = this.session.pollEvent(); e !== null; e = this.session.pollEvent()) this.options.onEvent?.(e, this);
+        if (this.session.hasSnapshots()) this.options.onSnapshot?.(this);
+        this.transmit();
+      } while (this.again && ++rounds < 16);
       if (this.timer !== null) clearTimeout(this.timer);
       const at = this.session.pollTimeout();
       this.timer = at === null ? null : setTimeout(() => this.pump(), Math.max(0, at - this.now()));
     } finally {
       this.pumping = false;
+    }
+  }
+
+  private transmit(): void {
+    for (const s of this.session.writableStreams()) {
+      for (let w = this.session.pollStream(s); w !== null; w = this.session.pollStream(s)) {
+        const write = w;
+        // Each stream's writes are chained on its writer: they keep their order.
+        void this.writer(s)
+          .then((x) => (write.kind === 'data' ? x.write(write.data) : x.close()))
+          .catch(() => {});
+      }
+    }
+    for (let u = this.session.pollUnordered(); u !== null; u = this.session.pollUnordered()) {
+      const data = u.data;
+      void this.transport
+        .createUnidirectionalStream({ sendOrder: u.priority })
+        .then(async (st) => {
+          const x = st.getWriter();
+          await x.write(data);
+          await x.close();
+        })
+        .catch(() => {});
+    }
+    for (let t = this.session.pollTransmit(); t !== null; t = this.session.pollTransmit()) {
+      if (t.kind === 'datagram') void this.datagrams?.write(t.data).catch(() => {});
+      else this.transport.close({ closeCode: t.code, reason: t.reason });
     }
   }
 
