@@ -515,6 +515,10 @@ extern crate self as zao;
 
 #[cfg(feature = "bevy")]
 pub mod bevy;
+// Certificates, TLS and QUIC parameters that the quinn transport and the
+// simulated network share.
+#[cfg(feature = "quic")]
+mod endpoint;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 // The session protocol's own messages derive `Encode`/`Decode`.

@@ -22,6 +22,7 @@ mod game;
 
 use std::time::Duration;
 
+use bevy_state::app::StatesPlugin;
 use zao::bevy::testing::{ZaoSimLink, ZaoTestNet};
 use zao::bevy::{ZaoClientPlugin, ZaoServerPlugin, ZaoServerSettings};
 use zao::sim::LinkSpec;
@@ -44,7 +45,9 @@ fn play(seed: u64, host: bool, players: &[(&str, LinkSpec)], drop: &str) -> Outc
     let mut net = ZaoTestNet::with_server_app(seed, protocol, move |app| {
         let mut settings = ZaoServerSettings::default();
         settings.auth = Some(auth_by_name());
-        app.add_plugins(ZaoServerPlugin::default());
+        // The game's own states need bevy_state's plugin, as any Bevy
+        // game's do: it adds it (after zao's plugins is fine).
+        app.add_plugins((ZaoServerPlugin::default(), StatesPlugin));
         protocol(app);
         app.add_plugins(ArenaServerPlugin {
             settings,
@@ -64,6 +67,7 @@ fn play(seed: u64, host: bool, players: &[(&str, LinkSpec)], drop: &str) -> Outc
             ZaoSimLink::both(link.clone()),
             ZaoClientPlugin::default(),
             move |app| {
+                app.add_plugins(StatesPlugin);
                 protocol(app);
                 app.add_plugins(ArenaBotPlugin {
                     name,

@@ -39,6 +39,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bevy_app::App;
+use bevy_state::app::StatesPlugin;
 use zao::bevy::{
     ZaoClientPlugin, ZaoClientSettings, ZaoServer, ZaoServerPlugin, ZaoServerSettings,
 };
@@ -105,7 +106,8 @@ fn round(mode: &'static str, settings: &Settings) -> Outcome {
     let mut server_settings = ZaoServerSettings::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
     server_settings.auth = Some(auth_by_name());
     let mut server = App::new();
-    server.add_plugins(ZaoServerPlugin::default());
+    // The game's own states (the bot's screens) need bevy_state's plugin.
+    server.add_plugins((StatesPlugin, ZaoServerPlugin::default()));
     protocol(&mut server);
     server.add_plugins(ArenaServerPlugin {
         settings: server_settings,
@@ -145,7 +147,7 @@ fn round(mode: &'static str, settings: &Settings) -> Outcome {
         .take(settings.bots)
         .map(|name| {
             let mut app = App::new();
-            app.add_plugins(ZaoClientPlugin::default());
+            app.add_plugins((StatesPlugin, ZaoClientPlugin::default()));
             protocol(&mut app);
             app.add_plugins(ArenaBotPlugin {
                 name: (*name).to_owned(),

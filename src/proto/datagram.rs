@@ -247,7 +247,7 @@ pub fn snapshot_datagram(
     write(&mut w);
     let written = w.position();
     buf.truncate(written);
-    buf.split().freeze()
+    super::message::detach(buf)
 }
 
 /// Bytes a delta datagram for a message of `message_len` bytes takes.
@@ -366,7 +366,7 @@ impl UnreliablePacker {
     /// Takes what is packed as one datagram.
     #[must_use = "a returned datagram must be sent"]
     pub fn flush(&mut self) -> Option<Bytes> {
-        (!self.buf.is_empty()).then(|| self.buf.split().freeze())
+        (!self.buf.is_empty()).then(|| super::message::detach(&mut self.buf))
     }
 }
 

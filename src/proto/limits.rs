@@ -3,7 +3,7 @@
 use core::fmt;
 use std::time::Duration;
 
-use super::RateLimit;
+use super::{ChannelKind, Protocol, RateLimit};
 
 /// The largest datagram zao ever sends, in bytes: what QUIC carries at its
 /// minimum path MTU (1200 bytes) whatever the connection ids' lengths
@@ -228,16 +228,41 @@ impl Limits {
         self.silence_timeout.map(|silence| silence / 4)
     }
 
+    /// The unidirectional streams a peer may have open toward this side at
+    /// once with `protocol`'s channels: one per reliable-ordered channel,
+    /// and [`max_unordered_streams`](Self::max_unordered_streams) when the
+    /// protocol has a reliable-unordered channel (at least one in all). A
+    /// QUIC transport gives it to the peer as its stream limit; the session
+    /// also holds every transport to it.
+    #[must_use]
+    pub fn stream_allowance(&self, protocol: &Protocol) -> u32 {
+        let kinds = || protocol.channels().iter().map(|c| c.kind);
+        let ordered = kinds()
+            .filter(|k| *k == ChannelKind::ReliableOrdered)
+            .count();
+        let unordered = if kinds().any(|k| k == ChannelKind::ReliableUnordered) {
+            self.max_unordered_streams
+        } else {
+            0
+        };
+        u32::try_from(ordered)
+            .unwrap_or(u32::MAX)
+            .saturating_add(unordered)
+            .max(1)
+    }
+
     /// The most memory one connection can hold in zao's and QUIC's buffers:
-    /// receive window, datagram buffers, send window, reliable backlog, the
-    /// inbound queue and partly received messages (across all streams, a
-    /// receive window and one message of the largest size). Measured
-    /// against real connections in `tests/memory.rs`.
+    /// receive window, datagram buffers (the send buffer twice: QUIC's, and
+    /// the session's queue, which fills when QUIC's is full and drops its
+    /// oldest), send window, reliable backlog, the inbound queue and partly
+    /// received messages (across all streams, a receive window and one
+    /// message of the largest size). Measured against real connections in
+    /// `tests/memory.rs`.
     #[must_use]
     pub fn worst_case_bytes_per_connection(&self) -> usize {
         2 * self.connection_receive_window as usize
             + self.datagram_receive_buffer
-            + self.datagram_send_buffer
+            + 2 * self.datagram_send_buffer
             + usize::try_from(self.send_window).unwrap_or(usize::MAX)
             + self.reliable_backlog
             + self.inbound_queue

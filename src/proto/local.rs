@@ -10,49 +10,226 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
+use bytes::Bytes;
+
 use super::cell::SessionCell;
-use super::server::{Authentication, ServerShared};
+use super::pump::{Accepted, DatagramRefused, LinkClosed, Opened, Pump, Read, Transport};
+use super::server::ServerShared;
 use super::{
-    AuthFuture, ClientCore, ClosedBy, DisconnectReason, IncomingVerdict, OutStream, PathStats,
-    RefuseReason, Role, ServerCore, Session, SessionConfig, StreamId, StreamWrite, Transmit,
+    ClientCore, DisconnectReason, IncomingVerdict, PathStats, RefuseReason, Role, ServerCore,
+    Session, SessionConfig, StreamId,
 };
 
 /// The address a local client has on its server: loopback, port 0 (no
 /// socket has it).
 pub const LOCAL_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
-/// Most bytes a link holds for one stream that its reader does not want
-/// yet: past it, what waits stays in the sending session's backlog, which
-/// bounds it ([`Limits::reliable_backlog`](super::Limits::reliable_backlog)).
+/// Most bytes a stream holds that its reader has not taken: past it the
+/// writer waits, as behind QUIC's flow control, and what waits stays in
+/// the sending session's backlog, which bounds it
+/// ([`Limits::reliable_backlog`](super::Limits::reliable_backlog)).
 const HELD_PER_STREAM: usize = 64 * 1024;
+/// Most datagram bytes one direction holds that its reader has not taken.
+const HELD_DATAGRAMS: usize = 256 * 1024;
 
 /// What one side writes toward the other.
 #[derive(Debug, Default)]
-struct Direction {
-    /// The stream id each of the writer's streams has at the reader.
-    ids: BTreeMap<OutStream, StreamId>,
+struct Lane {
+    datagrams: VecDeque<Bytes>,
+    datagram_bytes: usize,
+    /// Streams the writer opened that the reader has not accepted.
+    opened: VecDeque<StreamId>,
+    /// Each stream's bytes the reader has not read, and whether it ended.
+    streams: BTreeMap<StreamId, Flow>,
     /// Unidirectional streams the writer has opened.
     next_uni: u64,
-    /// Writes the reader has not taken yet, per stream, in order.
-    held: BTreeMap<StreamId, VecDeque<StreamWrite>>,
 }
 
-impl Direction {
-    fn held_bytes(&self, id: StreamId) -> usize {
-        self.held.get(&id).map_or(0, |q| {
-            q.iter()
-                .map(|w| match w {
-                    StreamWrite::Data(d) => d.len(),
-                    StreamWrite::Finish => 0,
-                })
-                .sum()
+#[derive(Debug, Default)]
+struct Flow {
+    data: VecDeque<Bytes>,
+    bytes: usize,
+    finished: bool,
+}
+
+/// Both directions of the in-memory connection, and how it ended.
+#[derive(Debug, Default)]
+struct Pipe {
+    /// Client to server.
+    up: Lane,
+    /// Server to client.
+    down: Lane,
+    /// The client was refused before any handshake (the server's limits).
+    refused: Option<DisconnectReason>,
+    /// Who closed the connection, with the code and reason.
+    closed: Option<(Role, u64, Bytes)>,
+    /// The largest datagram either side takes.
+    max_datagram: usize,
+}
+
+/// One end of the pipe, as its pump's transport: a view made for one step.
+struct End<'a> {
+    pipe: &'a mut Pipe,
+    role: Role,
+}
+
+impl End<'_> {
+    /// The lane this end writes, and the one it reads.
+    fn lanes(&mut self) -> (&mut Lane, &mut Lane) {
+        match self.role {
+            Role::Client => (&mut self.pipe.up, &mut self.pipe.down),
+            Role::Server => (&mut self.pipe.down, &mut self.pipe.up),
+        }
+    }
+}
+
+impl Transport for End<'_> {
+    type Send = StreamId;
+    type Recv = StreamId;
+
+    fn poll_connected(
+        &mut self,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<usize>, DisconnectReason>> {
+        Poll::Ready(match &self.pipe.refused {
+            Some(reason) => Err(reason.clone()),
+            None => Ok(Some(self.pipe.max_datagram)),
         })
     }
 
-    fn open_uni(&mut self, writer: Role) -> StreamId {
-        let id = StreamId::uni(writer, self.next_uni);
-        self.next_uni += 1;
-        id
+    fn poll_closed(&mut self, _cx: &mut Context<'_>) -> Poll<DisconnectReason> {
+        match &self.pipe.closed {
+            Some((by, _, _)) if *by == self.role => Poll::Ready(LinkClosed::Locally.into()),
+            Some((_, code, reason)) => Poll::Ready(
+                LinkClosed::ByPeer {
+                    code: *code,
+                    reason: reason.clone(),
+                }
+                .into(),
+            ),
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_datagram(&mut self, _cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let (_, lane) = self.lanes();
+        match lane.datagrams.pop_front() {
+            Some(datagram) => {
+                lane.datagram_bytes -= datagram.len();
+                Poll::Ready(Some(datagram))
+            }
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_accept(&mut self, _cx: &mut Context<'_>) -> Poll<Option<Accepted<StreamId, StreamId>>> {
+        let (_, lane) = self.lanes();
+        match lane.opened.pop_front() {
+            Some(id) => Poll::Ready(Some(Accepted {
+                id,
+                recv: id,
+                send: (!id.is_uni()).then_some(id),
+            })),
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_read(&mut self, _cx: &mut Context<'_>, recv: &mut StreamId, max: usize) -> Poll<Read> {
+        let (_, lane) = self.lanes();
+        let Some(flow) = lane.streams.get_mut(recv) else {
+            return Poll::Ready(Read::Gone);
+        };
+        match flow.data.pop_front() {
+            Some(mut data) => {
+                if data.len() > max {
+                    flow.data.push_front(data.split_off(max));
+                }
+                flow.bytes -= data.len();
+                Poll::Ready(Read::Data(data))
+            }
+            None if flow.finished => {
+                lane.streams.remove(recv);
+                Poll::Ready(Read::Finished)
+            }
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_open(
+        &mut self,
+        _cx: &mut Context<'_>,
+        bidi: bool,
+    ) -> Poll<Option<Opened<StreamId, StreamId>>> {
+        let role = self.role;
+        let (lane, back) = self.lanes();
+        let id = if bidi {
+            StreamId::CONTROL
+        } else {
+            let id = StreamId::uni(role, lane.next_uni);
+            lane.next_uni += 1;
+            id
+        };
+        lane.opened.push_back(id);
+        lane.streams.insert(id, Flow::default());
+        if bidi {
+            back.streams.insert(id, Flow::default());
+        }
+        Poll::Ready(Some(Opened {
+            send: id,
+            recv: bidi.then_some((id, id)),
+        }))
+    }
+
+    fn set_priority(&mut self, _send: &mut StreamId, _priority: i32) {}
+
+    fn poll_write(
+        &mut self,
+        _cx: &mut Context<'_>,
+        send: &mut StreamId,
+        data: &mut Bytes,
+    ) -> Poll<Result<(), ()>> {
+        let (lane, _) = self.lanes();
+        let Some(flow) = lane.streams.get_mut(send) else {
+            return Poll::Ready(Err(()));
+        };
+        let room = HELD_PER_STREAM.saturating_sub(flow.bytes);
+        if room == 0 {
+            return Poll::Pending;
+        }
+        let taken = data.split_to(room.min(data.len()));
+        flow.bytes += taken.len();
+        flow.data.push_back(taken);
+        Poll::Ready(Ok(()))
+    }
+
+    fn finish(&mut self, send: &mut StreamId) {
+        let (lane, _) = self.lanes();
+        if let Some(flow) = lane.streams.get_mut(send) {
+            flow.finished = true;
+        }
+    }
+
+    fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {
+        if self.pipe.closed.is_some() {
+            return Err((DatagramRefused::Gone, datagram));
+        }
+        let (lane, _) = self.lanes();
+        if lane.datagram_bytes + datagram.len() > HELD_DATAGRAMS {
+            return Err((DatagramRefused::Full, datagram));
+        }
+        lane.datagram_bytes += datagram.len();
+        lane.datagrams.push_back(datagram);
+        Ok(())
+    }
+
+    fn close(&mut self, code: u64, reason: &[u8]) {
+        if self.pipe.closed.is_none() {
+            self.pipe.closed = Some((self.role, code, Bytes::copy_from_slice(reason)));
+        }
+    }
+
+    fn path_stats(&self) -> PathStats {
+        PathStats::default()
     }
 }
 
@@ -74,23 +251,9 @@ impl Direction {
 /// ```
 #[derive(Debug)]
 pub struct LocalLink {
-    shared: Arc<ServerShared>,
-    server: Arc<SessionCell>,
-    client: Arc<SessionCell>,
-    /// The server's auth callback, while it runs.
-    auth: Option<AuthFutureBox>,
-    up: Direction,
-    down: Direction,
-}
-
-/// An auth future, printable, and shareable between threads as the
-/// link's holders need (a Bevy resource is `Sync`): only `drive` polls it.
-struct AuthFutureBox(std::sync::Mutex<AuthFuture>);
-
-impl core::fmt::Debug for AuthFutureBox {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("AuthFuture")
-    }
+    client: Pump<StreamId, StreamId>,
+    server: Pump<StreamId, StreamId>,
+    pipe: Pipe,
 }
 
 impl ServerCore {
@@ -130,30 +293,22 @@ impl ServerCore {
         };
         let client = SessionCell::new(Session::client(Arc::new(config), LOCAL_ADDR, now));
         let server = shared.new_session(LOCAL_ADDR, now);
-        let max = Some(shared.config().limits.max_datagram_payload);
+        let mut pipe = Pipe {
+            max_datagram: shared.config().limits.max_datagram_payload,
+            ..Pipe::default()
+        };
         match shared.handle_incoming(LOCAL_ADDR, true, false) {
-            IncomingVerdict::Accept => {
-                for cell in [&client, &server] {
-                    let mut session = cell.lock();
-                    session.handle_path_stats(now, PathStats::default());
-                    session.handle_connected(now, max);
-                }
-            }
+            IncomingVerdict::Accept => {}
+            // A server at its limits refuses a local client as it would a
+            // remote one.
             IncomingVerdict::Retry | IncomingVerdict::Refuse => {
-                // A server at its limits refuses a local client as it
-                // would a remote one.
-                let reason = DisconnectReason::Refused(RefuseReason::ServerFull);
-                client.lock().handle_connection_lost(now, reason.clone());
-                server.lock().handle_connection_lost(now, reason);
+                pipe.refused = Some(DisconnectReason::Refused(RefuseReason::ServerFull));
             }
         }
         let link = LocalLink {
-            shared,
-            server,
-            client: client.clone(),
-            auth: None,
-            up: Direction::default(),
-            down: Direction::default(),
+            client: Pump::new(client.clone(), None),
+            server: Pump::new(server, Some(shared)),
+            pipe,
         };
         (ClientCore::new(client), link)
     }
@@ -162,33 +317,25 @@ impl ServerCore {
 impl LocalLink {
     /// Moves everything either session has for the other, runs their
     /// timers due at `now` and the server's auth callback, until neither
-    /// has more.
+    /// has more: both ends are the one pump over an in-memory pipe.
     pub fn drive(&mut self, now: Instant) {
+        let mut cx = Context::from_waker(Waker::noop());
         for _ in 0..64 {
             let mut moved = false;
-            moved |= carry(now, &self.client, &self.server, Role::Client, &mut self.up);
-            moved |= carry(
-                now,
-                &self.server,
-                &self.client,
-                Role::Server,
-                &mut self.down,
-            );
-            moved |= self.authenticate(now);
-            for cell in [&self.client, &self.server] {
-                // Timers due, and what a full inbound queue held back once
-                // the application made room.
-                let mut session = cell.lock();
-                let (due, before) = (
-                    session.poll_timeout().is_some_and(|t| t <= now),
-                    session.has_events(),
-                );
-                session.handle_timeout(now);
-                moved |= due || session.has_events() != before;
+            for (pump, role) in [
+                (&mut self.client, Role::Client),
+                (&mut self.server, Role::Server),
+            ] {
+                let mut end = End {
+                    pipe: &mut self.pipe,
+                    role,
+                };
+                let step = pump.step(now, &mut cx, &mut end);
+                moved |= step.moved || step.busy;
             }
-            self.shared.after_drive(&self.server);
             // The application's sends since the last look.
-            moved |= self.client.take_notified(None) | self.server.take_notified(None);
+            moved |=
+                self.client.cell().take_notified(None) | self.server.cell().take_notified(None);
             if !moved {
                 break;
             }
@@ -198,142 +345,20 @@ impl LocalLink {
     /// Whether both ends are closed: the link has nothing left to do.
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.client.lock().is_closed() && self.server.lock().is_closed()
-    }
-
-    /// Runs the server's auth callback for the local client; whether it
-    /// finished.
-    fn authenticate(&mut self, now: Instant) -> bool {
-        let request = self.server.lock().poll_auth();
-        if let Some(request) = request {
-            match self.shared.authenticate(&self.server, request, now) {
-                Authentication::Run(future) => {
-                    self.auth = Some(AuthFutureBox(std::sync::Mutex::new(future)));
-                }
-                Authentication::Done => return true,
-            }
-        }
-        let Some(AuthFutureBox(future)) = &mut self.auth else {
-            return false;
-        };
-        let future = future
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if self.server.lock().is_handshake_over() {
-            self.auth = None;
-            return false;
-        }
-        let mut cx = Context::from_waker(Waker::noop());
-        match future.as_mut().poll(&mut cx) {
-            Poll::Ready(result) => {
-                self.auth = None;
-                self.shared.admit(&self.server, now, result.map(Some));
-                true
-            }
-            Poll::Pending => false,
-        }
+        self.client.cell().lock().is_closed() && self.server.cell().lock().is_closed()
     }
 
     /// The time the next timer of either session is due, if any: drive
     /// the link then at the latest.
     #[must_use]
     pub fn next_timeout(&self) -> Option<Instant> {
-        let a = self.client.lock().poll_timeout();
-        let b = self.server.lock().poll_timeout();
+        let a = self.client.cell().lock().poll_timeout();
+        let b = self.server.cell().lock().poll_timeout();
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
-}
-
-/// Carries what `from` (of `role`) has for `to`: datagrams, stream writes
-/// (as far as the reader wants them), a close. Whether anything moved.
-fn carry(
-    now: Instant,
-    from: &SessionCell,
-    to: &SessionCell,
-    role: Role,
-    dir: &mut Direction,
-) -> bool {
-    let mut moved = false;
-    let mut datagrams = Vec::new();
-    let mut close = None;
-    {
-        let mut session = from.lock();
-        while let Some(transmit) = session.poll_transmit() {
-            match transmit {
-                Transmit::Datagram(d) => datagrams.push(d),
-                Transmit::Close { code, reason } => close = Some((code, reason)),
-            }
-        }
-        let writable: Vec<OutStream> = session.writable_streams().collect();
-        for stream in writable {
-            let id = match stream {
-                OutStream::Control => StreamId::CONTROL,
-                OutStream::Channel(_) => match dir.ids.get(&stream) {
-                    Some(&id) => id,
-                    None => {
-                        let id = dir.open_uni(role);
-                        dir.ids.insert(stream, id);
-                        id
-                    }
-                },
-            };
-            while dir.held_bytes(id) < HELD_PER_STREAM {
-                let Some(write) = session.poll_stream(stream) else {
-                    break;
-                };
-                dir.held.entry(id).or_default().push_back(write);
-                moved = true;
-            }
-        }
-        while let Some(write) = session.poll_unordered() {
-            let id = dir.open_uni(role);
-            let queue = dir.held.entry(id).or_default();
-            queue.push_back(StreamWrite::Data(write.data));
-            queue.push_back(StreamWrite::Finish);
-            moved = true;
-        }
-    }
-    let mut session = to.lock();
-    for d in datagrams {
-        session.handle_datagram(now, d);
-        moved = true;
-    }
-    for (&id, queue) in &mut dir.held {
-        while !queue.is_empty() && session.wants_stream_bytes(id) {
-            match queue.pop_front() {
-                Some(StreamWrite::Data(data)) => session.handle_stream_bytes(now, id, &data),
-                Some(StreamWrite::Finish) => session.handle_stream_finished(now, id),
-                None => {}
-            }
-            moved = true;
-        }
-    }
-    dir.held.retain(|_, q| !q.is_empty());
-    if let Some((code, reason)) = close {
-        let reason = String::from_utf8_lossy(&reason).into_owned();
-        session.handle_connection_lost(
-            now,
-            DisconnectReason::Closed {
-                by: ClosedBy::Peer,
-                code,
-                reason: reason.clone(),
-            },
-        );
-        drop(session);
-        from.lock().handle_connection_lost(
-            now,
-            DisconnectReason::Closed {
-                by: ClosedBy::Local,
-                code,
-                reason,
-            },
-        );
-        moved = true;
-    }
-    moved
 }
 
 #[cfg(test)]

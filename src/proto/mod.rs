@@ -29,6 +29,8 @@ mod limits;
 mod local;
 mod message;
 mod protocol;
+#[cfg_attr(not(feature = "quic"), allow(dead_code))]
+pub(crate) mod pump;
 mod rate;
 #[cfg_attr(not(feature = "quic"), allow(dead_code))]
 mod server;
@@ -79,4 +81,4 @@ pub use stats::{ConnectionStats, PathStats};
 #[cfg(feature = "quic")]
 pub(crate) use cell::SessionCell;
 #[cfg(feature = "quic")]
-pub(crate) use server::{Authentication, ServerShared};
+pub(crate) use server::ServerShared;

@@ -9,14 +9,12 @@ use std::time::{Duration, Instant};
 
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig};
 
-use super::driver::{Capture, Owner, drive};
-use super::error::connect_error;
+use super::driver::{Capture, drive};
+use super::link::QuinnLink;
 use super::server::stop_endpoint;
-use super::tls::{Pinned, client_config, connect_failure};
 use super::{ClientConfig, ConditionedSocket, StartError};
-use crate::proto::{
-    ClientCore, ClientId, DisconnectReason, Session, SessionCell, SessionConfig, WaitError,
-};
+use crate::endpoint::{Pinned, client_config, connect_error};
+use crate::proto::{ClientCore, ClientId, Session, SessionCell, SessionConfig, WaitError};
 
 /// A zao client over QUIC: connects in the background; poll it once per
 /// tick ([`ClientCore::poll_event`]).
@@ -165,8 +163,8 @@ impl Drop for Client {
     }
 }
 
-/// Connects, then drives the connection; a failure before the driver
-/// starts closes the session with its reason.
+/// Connects, then drives the connection; the session's handshake deadline
+/// covers QUIC's handshake (the pump abandons it at the deadline).
 async fn run(
     endpoint: Endpoint,
     quinn_config: quinn::ClientConfig,
@@ -175,17 +173,12 @@ async fn run(
     pinned: Pinned,
     capture: Capture,
 ) {
-    let lost = |reason: DisconnectReason| {
-        cell.lock().handle_connection_lost(Instant::now(), reason);
-        cell.driven();
-    };
-    let connecting = match endpoint.connect_with(quinn_config, config.server, &config.server_name) {
-        Ok(connecting) => connecting,
-        Err(e) => return lost(connect_error(&e)),
-    };
-    match tokio::time::timeout(config.limits.handshake_timeout, connecting).await {
-        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Client, capture).await,
-        Ok(Err(e)) => lost(connect_failure(&pinned, &e)),
-        Err(_) => lost(DisconnectReason::HandshakeTimedOut),
+    match endpoint.connect_with(quinn_config, config.server, &config.server_name) {
+        Ok(connecting) => drive(QuinnLink::new(connecting, pinned), cell, None, capture).await,
+        Err(e) => {
+            cell.lock()
+                .handle_connection_lost(Instant::now(), connect_error(&e));
+            cell.driven();
+        }
     }
 }

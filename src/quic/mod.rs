@@ -11,28 +11,23 @@
 
 #[cfg(feature = "inspect")]
 mod capture;
-mod cert;
 mod client;
 mod conditioner;
 mod config;
 mod driver;
-mod error;
+mod link;
 mod server;
-mod tls;
+mod tls_impls;
 
 #[cfg(feature = "inspect")]
 pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV};
-pub use cert::{CertHash, Certificate, CertificateError, ServerTrust};
 pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
 pub use config::{ClientConfig, ServerConfig};
-pub use error::StartError;
 pub use server::{CLOSE_LINGER, Server};
 
-#[cfg(feature = "sim")]
-pub(crate) use error::disconnect_reason;
-#[cfg(feature = "sim")]
-pub(crate) use tls::{apply_limits, client_config, server_crypto};
+/// Certificates and the start errors, shared with the simulated network.
+pub use crate::endpoint::{CertHash, Certificate, CertificateError, ServerTrust, StartError};
 
 /// What the transport's events and errors carry, re-exported for one `use`.
 pub use crate::proto::{

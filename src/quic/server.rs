@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig, Incoming, VarInt};
 
-use super::driver::{Capture, Owner, drive};
-use super::error::disconnect_reason;
-use super::tls::server_config;
+use super::driver::{Capture, drive};
+use super::link::QuinnLink;
 use super::{CertHash, ConditionedSocket, ServerConfig, StartError};
+use crate::endpoint::{link_closed, server_config};
 use crate::proto::{
-    CloseCode, DisconnectReason, IncomingVerdict, ServerCore, ServerShared, SessionConfig,
+    AuthCallback, AuthError, CloseCode, IncomingVerdict, ServerCore, ServerShared, SessionConfig,
 };
 
 /// A zao server over QUIC: its methods never block on the network. Poll
@@ -100,11 +100,13 @@ impl Server {
         let capture = None;
         let mut session = SessionConfig::new(config.protocol, config.limits);
         session.tap = capture.is_some();
-        let shared = ServerShared::new(session, config.auth);
+        let auth = config
+            .auth
+            .map(|callback| off_the_network(callback, auth_runtime.handle().clone()));
+        let shared = ServerShared::new(session, auth);
         tokio::spawn(accept_loop(
             endpoint.clone(),
             shared.clone(),
-            auth_runtime.handle().clone(),
             capture.clone(),
         ));
         drop(_guard);
@@ -164,12 +166,23 @@ impl Drop for Server {
     }
 }
 
-async fn accept_loop(
-    endpoint: Endpoint,
-    shared: Arc<ServerShared>,
-    auth: tokio::runtime::Handle,
-    capture: Capture,
-) {
+/// The auth callback, each answer computed on the auth runtime: a slow or
+/// blocking callback never holds up a connection's packets. The pump waits
+/// for the answer like any other future.
+fn off_the_network(callback: AuthCallback, runtime: tokio::runtime::Handle) -> AuthCallback {
+    Arc::new(move |request| {
+        let task = runtime.spawn(callback(request));
+        Box::pin(async move {
+            task.await.unwrap_or_else(|_| {
+                Err(AuthError::Unavailable(
+                    "the auth callback panicked".to_owned(),
+                ))
+            })
+        })
+    })
+}
+
+async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Capture) {
     while let Some(incoming) = endpoint.accept().await {
         let addr = incoming.remote_address();
         match shared.handle_incoming(
@@ -178,12 +191,7 @@ async fn accept_loop(
             incoming.may_retry(),
         ) {
             IncomingVerdict::Accept => {
-                tokio::spawn(connection(
-                    incoming,
-                    shared.clone(),
-                    auth.clone(),
-                    capture.clone(),
-                ));
+                tokio::spawn(connection(incoming, shared.clone(), capture.clone()));
             }
             IncomingVerdict::Retry => {
                 if let Err(e) = incoming.retry() {
@@ -196,29 +204,26 @@ async fn accept_loop(
 }
 
 /// One accepted connection: its session exists from here, so the
-/// handshake deadline covers QUIC's handshake too.
-async fn connection(
-    incoming: Incoming,
-    shared: Arc<ServerShared>,
-    auth: tokio::runtime::Handle,
-    capture: Capture,
-) {
+/// session's handshake deadline covers QUIC's handshake too (the pump
+/// abandons the handshake when the session closes at it).
+async fn connection(incoming: Incoming, shared: Arc<ServerShared>, capture: Capture) {
     let now = Instant::now();
     let cell = shared.new_session(incoming.remote_address(), now);
-    let deadline = now + shared.config().limits.handshake_timeout;
-    let lost = |reason: DisconnectReason| {
-        cell.lock().handle_connection_lost(Instant::now(), reason);
-        shared.after_drive(&cell);
-    };
-    let connecting = match incoming.accept() {
-        Ok(connecting) => connecting,
-        Err(e) => return lost(disconnect_reason(&e)),
-    };
-    match tokio::time::timeout_at(deadline.into(), connecting).await {
-        Ok(Ok(conn)) => drive(conn, cell.clone(), Owner::Server { shared, auth }, capture).await,
-        Ok(Err(e)) => lost(disconnect_reason(&e)),
-        // Dropping the handshake abandons it.
-        Err(_) => lost(DisconnectReason::HandshakeTimedOut),
+    match incoming.accept() {
+        Ok(connecting) => {
+            drive(
+                QuinnLink::new(connecting, None),
+                cell,
+                Some(shared),
+                capture,
+            )
+            .await
+        }
+        Err(e) => {
+            cell.lock()
+                .handle_connection_lost(now, link_closed(&e).into());
+            shared.after_drive(&cell);
+        }
     }
 }
 

@@ -1,358 +1,117 @@
-//! The simulated network's driver of one connection: quinn-proto's
-//! `Connection` and zao's session, fed into each other synchronously at one
-//! instant of virtual time. It does what `zao::quic`'s driver does over
-//! quinn, and decides nothing either.
+//! The simulated network's driver of one connection: the pump of
+//! `zao::proto` over quinn-proto's `Connection` ([`SimLink`]), stepped at one
+//! instant of virtual time until nothing moves. The transport decides
+//! nothing; what the simulation tests is the pump that ships.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use bytes::Bytes;
-use quinn_proto::{Connection, Dir, Event, ReadError, StreamEvent, VarInt, WriteError};
+use quinn_proto::{Connection, ConnectionError, Dir, Event, ReadError, StreamEvent, VarInt};
 
-use crate::proto::{
-    AuthFuture, Authentication, OutStream, PathStats, Role, ServerShared, SessionCell, StreamId,
-    StreamWrite, Transmit, UnorderedWrite,
-};
-use crate::quic::disconnect_reason;
+use crate::endpoint::link_closed;
+use crate::proto::pump::{Accepted, DatagramRefused, Opened, Pump, Read, Transport};
+use crate::proto::{DisconnectReason, PathStats, Role, ServerShared, SessionCell, StreamId};
 
-/// Largest chunk read from a stream at once.
+/// Most bytes a raw peer reads from a stream at once.
 const READ_CHUNK: usize = 64 * 1024;
-/// Most bytes taken from the session per stream before QUIC took them:
-/// the session's backlog, not the driver, holds what waits.
-const WRITE_BATCH_BYTES: usize = 64 * 1024;
+/// Steps at one instant before the driver stops (the loop is bounded as
+/// every driver's is; the simulation's next step goes on).
+const STEPS: usize = 64;
 
 /// What a raw peer (an attacker in the tests) has seen.
 #[derive(Debug, Default)]
 pub(crate) struct RawLog {
     pub(crate) connected: bool,
-    pub(crate) lost: Option<quinn_proto::ConnectionError>,
+    pub(crate) lost: Option<ConnectionError>,
     pub(crate) received: BTreeMap<u64, Vec<u8>>,
     pub(crate) finished: BTreeSet<u64>,
     pub(crate) datagrams: u64,
 }
 
-/// An authentication future a server node is running for a session.
-pub(crate) struct PendingAuth {
-    pub(crate) cell: Arc<SessionCell>,
-    pub(crate) future: AuthFuture,
-}
-
 /// One simulated connection.
 pub(crate) struct SimConn {
     pub(crate) conn: Connection,
-    /// zao's session; `None` for a raw peer, which the test drives itself.
-    pub(crate) cell: Option<Arc<SessionCell>>,
+    /// zao's session and its pump; `None` for a raw peer, which the test
+    /// drives itself.
+    pump: Option<Pump<quinn_proto::StreamId, quinn_proto::StreamId>>,
+    /// What quinn-proto's events said, for the pump's transport.
+    events: Events,
     pub(crate) raw: RawLog,
     readable: BTreeSet<quinn_proto::StreamId>,
-    /// Writes taken from the session, not yet accepted by QUIC, per
-    /// stream, with the QUIC stream once opened.
-    pending: BTreeMap<OutStream, Pending>,
-    /// Unordered messages taken from the session: each its own stream.
-    unordered: VecDeque<(Option<quinn_proto::StreamId>, UnorderedWrite)>,
     /// Streams a raw peer opened.
     opened: BTreeSet<quinn_proto::StreamId>,
+}
+
+/// quinn-proto's events as the transport needs them.
+#[derive(Debug, Default)]
+struct Events {
+    connected: bool,
+    lost: Option<ConnectionError>,
+    accepted: VecDeque<quinn_proto::StreamId>,
 }
 
 fn quic_id(id: StreamId) -> quinn_proto::StreamId {
     quinn_proto::StreamId::from(VarInt::from_u64(id.0).unwrap_or(VarInt::MAX))
 }
 
+fn zao_id(id: quinn_proto::StreamId) -> StreamId {
+    StreamId(u64::from(id))
+}
+
 impl SimConn {
-    pub(crate) fn new(conn: Connection, cell: Option<Arc<SessionCell>>) -> Self {
+    /// A connection with zao's session in `cell` (a server's with its
+    /// admission `server`), or a raw peer's (`cell` is `None`).
+    pub(crate) fn new(
+        conn: Connection,
+        cell: Option<Arc<SessionCell>>,
+        server: Option<Arc<ServerShared>>,
+    ) -> Self {
         Self {
             conn,
-            cell,
+            pump: cell.map(|cell| Pump::new(cell, server)),
+            events: Events::default(),
             raw: RawLog::default(),
             readable: BTreeSet::new(),
-            pending: BTreeMap::new(),
-            unordered: VecDeque::new(),
             opened: BTreeSet::new(),
         }
     }
 
-    /// Feeds everything QUIC has for the session and carries out what the
-    /// session asks, until neither has more.
-    pub(crate) fn drive(
-        &mut self,
-        now: Instant,
-        server: Option<&Arc<ServerShared>>,
-        auths: &mut Vec<PendingAuth>,
-    ) {
-        let Some(cell) = self.cell.clone() else {
+    /// The session, unless this is a raw peer.
+    pub(crate) fn cell(&self) -> Option<&Arc<SessionCell>> {
+        self.pump.as_ref().map(Pump::cell)
+    }
+
+    /// Whether a server's auth callback is running for this connection.
+    pub(crate) fn authenticating(&self) -> bool {
+        self.pump.as_ref().is_some_and(Pump::authenticating)
+    }
+
+    /// Steps the pump at `now` until nothing moves; a raw peer only logs.
+    /// Whether anything moved.
+    pub(crate) fn drive(&mut self, now: Instant) -> bool {
+        let Some(pump) = self.pump.as_mut() else {
             self.drive_raw();
-            return;
+            return false;
         };
-        loop {
-            while let Some(event) = self.conn.poll() {
-                self.event(now, &cell, event);
-            }
-            self.read(now, &cell);
-            let auth = {
-                let due = cell.lock().poll_timeout().is_some_and(|t| t <= now);
-                let path = due.then(|| self.path_stats());
-                let mut session = cell.lock();
-                if let Some(path) = path {
-                    session.handle_path_stats(now, path);
-                }
-                // On every drive, as zao::quic's driver does on every wake:
-                // the application may have made room in a full inbound
-                // queue, and what was held back is parsed here.
-                session.handle_timeout(now);
-                while let Some(transmit) = session.poll_transmit() {
-                    match transmit {
-                        Transmit::Datagram(d) => {
-                            if let Err(e) = self.conn.datagrams().send(d, true) {
-                                tracing::debug!("datagram not sent: {e}");
-                            }
-                        }
-                        Transmit::Close { code, reason } => self.conn.close(
-                            now,
-                            VarInt::from_u64(code.to_wire()).unwrap_or(VarInt::MAX),
-                            reason,
-                        ),
-                    }
-                }
-                let writable: Vec<OutStream> = session.writable_streams().collect();
-                for stream in writable {
-                    let priority = session.stream_priority(stream);
-                    let pending = self.pending.entry(stream).or_insert_with(|| Pending {
-                        id: None,
-                        priority,
-                        writes: VecDeque::new(),
-                    });
-                    let mut held: usize = pending.writes.iter().map(write_len).sum();
-                    while held < WRITE_BATCH_BYTES {
-                        match session.poll_stream(stream) {
-                            Some(write) => {
-                                held += write_len(&write);
-                                pending.writes.push_back(write);
-                            }
-                            None => break,
-                        }
-                    }
-                }
-                let mut held: usize = self.unordered.iter().map(|(_, w)| w.data.len()).sum();
-                while held < WRITE_BATCH_BYTES {
-                    match session.poll_unordered() {
-                        Some(write) => {
-                            held += write.data.len();
-                            self.unordered.push_back((None, write));
-                        }
-                        None => break,
-                    }
-                }
-                session.poll_auth()
-            };
-            let wrote = self.write(&cell);
-            let mut again = wrote;
-            if let (Some(request), Some(shared)) = (auth, server) {
-                match shared.authenticate(&cell, request, now) {
-                    Authentication::Run(future) => auths.push(PendingAuth {
-                        cell: cell.clone(),
-                        future,
-                    }),
-                    Authentication::Done => again = true,
-                }
-            }
-            if let Some(shared) = server {
-                shared.after_drive(&cell);
-            }
-            let due = cell.lock().poll_timeout().is_some_and(|t| t <= now);
-            if !again && !due && !cell.take_notified(None) {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut link = SimLink {
+            conn: &mut self.conn,
+            events: &mut self.events,
+            now,
+        };
+        let mut moved = false;
+        for _ in 0..STEPS {
+            let step = pump.step(now, &mut cx, &mut link);
+            let notified = pump.cell().take_notified(None);
+            moved |= step.moved;
+            if !(step.busy || step.moved || notified) {
                 break;
             }
         }
-    }
-
-    fn event(&mut self, now: Instant, cell: &SessionCell, event: Event) {
-        match event {
-            Event::Connected => {
-                let max = self.conn.datagrams().max_size();
-                let path = self.path_stats();
-                let mut session = cell.lock();
-                session.handle_path_stats(now, path);
-                session.handle_connected(now, max);
-            }
-            Event::ConnectionLost { reason } => cell
-                .lock()
-                .handle_connection_lost(now, disconnect_reason(&reason)),
-            Event::Stream(StreamEvent::Opened { dir }) => {
-                while let Some(id) = self.conn.streams().accept(dir) {
-                    self.readable.insert(id);
-                }
-            }
-            Event::Stream(StreamEvent::Readable { id }) => {
-                self.readable.insert(id);
-            }
-            Event::DatagramReceived => {
-                while let Some(d) = self.conn.datagrams().recv() {
-                    cell.lock().handle_datagram(now, d);
-                }
-            }
-            Event::HandshakeDataReady
-            | Event::DatagramsUnblocked
-            | Event::Stream(
-                StreamEvent::Writable { .. }
-                | StreamEvent::Finished { .. }
-                | StreamEvent::Stopped { .. }
-                | StreamEvent::Available { .. },
-            ) => {}
-        }
-    }
-
-    fn path_stats(&self) -> PathStats {
-        let stats = self.conn.stats();
-        PathStats {
-            rtt: self.conn.rtt(),
-            sent_packets: stats.path.sent_packets,
-            lost_packets: stats.path.lost_packets,
-            bytes_in: stats.udp_rx.bytes,
-            bytes_out: stats.udp_tx.bytes,
-        }
-    }
-
-    /// Reads every readable stream while the session wants its bytes.
-    fn read(&mut self, now: Instant, cell: &SessionCell) {
-        let ids: Vec<quinn_proto::StreamId> = self.readable.iter().copied().collect();
-        for qid in ids {
-            let id = StreamId(u64::from(qid));
-            if !cell.lock().wants_stream_bytes(id) {
-                continue;
-            }
-            let mut stream = self.conn.recv_stream(qid);
-            let Ok(mut chunks) = stream.read(true) else {
-                self.readable.remove(&qid);
-                continue;
-            };
-            let mut finished = false;
-            loop {
-                match chunks.next(READ_CHUNK) {
-                    Ok(Some(chunk)) => {
-                        let mut session = cell.lock();
-                        session.handle_stream_bytes(now, id, &chunk.bytes);
-                        if !session.wants_stream_bytes(id) {
-                            break;
-                        }
-                    }
-                    Ok(None) | Err(ReadError::Reset(_)) => {
-                        finished = true;
-                        break;
-                    }
-                    Err(ReadError::Blocked) => {
-                        self.readable.remove(&qid);
-                        break;
-                    }
-                }
-            }
-            let _ = chunks.finalize();
-            if finished {
-                self.readable.remove(&qid);
-                cell.lock().handle_stream_finished(now, id);
-            }
-        }
-    }
-
-    /// Writes what the session handed over, as far as QUIC takes it;
-    /// whether anything was written.
-    fn write(&mut self, cell: &SessionCell) -> bool {
-        let role = cell.lock().role();
-        let mut wrote = false;
-        // Highest priority first (the control stream before all); once a
-        // stream is blocked by the send window, lower priorities wait, so
-        // the window's room goes to the higher priority as acks free it.
-        let mut order: Vec<(OutStream, i32)> =
-            self.pending.iter().map(|(&s, p)| (s, p.priority)).collect();
-        order.sort_by_key(|&(s, p)| (s != OutStream::Control, core::cmp::Reverse(p)));
-        let mut gate: Option<i32> = None;
-        for (stream, priority) in order {
-            if stream != OutStream::Control && gate.is_some_and(|g| priority < g) {
-                continue;
-            }
-            let Some(pending) = self.pending.get_mut(&stream) else {
-                continue;
-            };
-            let id = match (pending.id, stream) {
-                (Some(id), _) => id,
-                // A server answers on the stream the client opened.
-                (None, OutStream::Control) if role == Role::Server => quic_id(StreamId::CONTROL),
-                (None, OutStream::Control) => match self.conn.streams().open(Dir::Bi) {
-                    Some(id) => {
-                        self.readable.insert(id);
-                        id
-                    }
-                    None => continue,
-                },
-                (None, OutStream::Channel(_)) => match self.conn.streams().open(Dir::Uni) {
-                    Some(id) => {
-                        let _ = self.conn.send_stream(id).set_priority(pending.priority);
-                        id
-                    }
-                    None => continue,
-                },
-            };
-            pending.id = Some(id);
-            loop {
-                wrote |= write_queue(&mut self.conn, id, &mut pending.writes);
-                if !pending.writes.is_empty() {
-                    break;
-                }
-                // All of it went: more from the session before a lower
-                // priority may have the window.
-                let mut session = cell.lock();
-                let mut held = 0;
-                while held < WRITE_BATCH_BYTES {
-                    match session.poll_stream(stream) {
-                        Some(write) => {
-                            held += write_len(&write);
-                            pending.writes.push_back(write);
-                        }
-                        None => break,
-                    }
-                }
-                if held == 0 && pending.writes.is_empty() {
-                    break;
-                }
-            }
-            if stream != OutStream::Control && !pending.writes.is_empty() && gate.is_none() {
-                gate = Some(priority);
-            }
-        }
-        self.pending
-            .retain(|_, p| !p.writes.is_empty() || p.id.is_some());
-        while let Some((id, write)) = self.unordered.front_mut() {
-            if gate.is_some_and(|g| write.priority < g) {
-                break;
-            }
-            let qid = match *id {
-                Some(qid) => qid,
-                None => match self.conn.streams().open(Dir::Uni) {
-                    Some(qid) => {
-                        let _ = self.conn.send_stream(qid).set_priority(write.priority);
-                        *id = Some(qid);
-                        qid
-                    }
-                    None => break,
-                },
-            };
-            match self.conn.send_stream(qid).write(&write.data) {
-                Ok(n) if n == write.data.len() => {
-                    let _ = self.conn.send_stream(qid).finish();
-                    self.unordered.pop_front();
-                    wrote = true;
-                }
-                Ok(n) => {
-                    wrote |= n > 0;
-                    write.data = write.data.slice(n..);
-                    break;
-                }
-                Err(WriteError::Blocked) => break,
-                Err(_) => {
-                    self.unordered.pop_front();
-                }
-            }
-        }
-        wrote
+        moved
     }
 
     /// A raw peer: only log what arrives.
@@ -429,54 +188,166 @@ impl SimConn {
     }
 }
 
-/// Writes the front of `writes` on `id` as far as QUIC takes it; whether
-/// anything was written.
-fn write_queue(
-    conn: &mut Connection,
-    id: quinn_proto::StreamId,
-    writes: &mut VecDeque<StreamWrite>,
-) -> bool {
-    let mut wrote = false;
-    while let Some(write) = writes.front_mut() {
-        match write {
-            StreamWrite::Data(data) => match conn.send_stream(id).write(data) {
-                Ok(n) if n == data.len() => {
-                    wrote = true;
-                    writes.pop_front();
+/// quinn-proto's connection as the pump's transport, at one instant.
+struct SimLink<'a> {
+    conn: &'a mut Connection,
+    events: &'a mut Events,
+    now: Instant,
+}
+
+impl SimLink<'_> {
+    /// Takes quinn-proto's events.
+    fn events(&mut self) {
+        while let Some(event) = self.conn.poll() {
+            match event {
+                Event::Connected => self.events.connected = true,
+                Event::ConnectionLost { reason } => self.events.lost = Some(reason),
+                Event::Stream(StreamEvent::Opened { dir }) => {
+                    while let Some(id) = self.conn.streams().accept(dir) {
+                        self.events.accepted.push_back(id);
+                    }
                 }
-                Ok(n) => {
-                    wrote |= n > 0;
-                    *data = data.slice(n..);
-                    break;
-                }
-                Err(WriteError::Blocked) => break,
-                Err(_) => {
-                    writes.clear();
-                    break;
-                }
-            },
-            StreamWrite::Finish => {
-                let _ = conn.send_stream(id).finish();
-                wrote = true;
-                writes.pop_front();
+                _ => {}
             }
         }
     }
-    wrote
 }
 
-/// What waits for one of the session's streams.
-struct Pending {
-    /// The QUIC stream, once opened.
-    id: Option<quinn_proto::StreamId>,
-    priority: i32,
-    writes: VecDeque<StreamWrite>,
-}
+impl Transport for SimLink<'_> {
+    type Send = quinn_proto::StreamId;
+    type Recv = quinn_proto::StreamId;
 
-fn write_len(write: &StreamWrite) -> usize {
-    match write {
-        StreamWrite::Data(d) => d.len(),
-        StreamWrite::Finish => 0,
+    fn poll_connected(
+        &mut self,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<usize>, DisconnectReason>> {
+        self.events();
+        if self.events.connected {
+            Poll::Ready(Ok(self.conn.datagrams().max_size()))
+        } else if let Some(lost) = &self.events.lost {
+            Poll::Ready(Err(link_closed(lost).into()))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn poll_closed(&mut self, _cx: &mut Context<'_>) -> Poll<DisconnectReason> {
+        self.events();
+        match &self.events.lost {
+            Some(lost) => Poll::Ready(link_closed(lost).into()),
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_datagram(&mut self, _cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        match self.conn.datagrams().recv() {
+            Some(datagram) => Poll::Ready(Some(datagram)),
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_accept(
+        &mut self,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Accepted<quinn_proto::StreamId, quinn_proto::StreamId>>> {
+        self.events();
+        match self.events.accepted.pop_front() {
+            Some(id) => Poll::Ready(Some(Accepted {
+                id: zao_id(id),
+                recv: id,
+                send: (id.dir() == Dir::Bi).then_some(id),
+            })),
+            None => Poll::Pending,
+        }
+    }
+
+    fn poll_read(
+        &mut self,
+        _cx: &mut Context<'_>,
+        recv: &mut quinn_proto::StreamId,
+        max: usize,
+    ) -> Poll<Read> {
+        let mut stream = self.conn.recv_stream(*recv);
+        let Ok(mut chunks) = stream.read(true) else {
+            return Poll::Ready(Read::Gone);
+        };
+        let read = match chunks.next(max) {
+            Ok(Some(chunk)) => Poll::Ready(Read::Data(chunk.bytes)),
+            Ok(None) => Poll::Ready(Read::Finished),
+            Err(ReadError::Reset(code)) => Poll::Ready(Read::Reset(code.into_inner())),
+            Err(ReadError::Blocked) => Poll::Pending,
+        };
+        let _ = chunks.finalize();
+        read
+    }
+
+    fn poll_open(
+        &mut self,
+        _cx: &mut Context<'_>,
+        bidi: bool,
+    ) -> Poll<Option<Opened<quinn_proto::StreamId, quinn_proto::StreamId>>> {
+        let dir = if bidi { Dir::Bi } else { Dir::Uni };
+        match self.conn.streams().open(dir) {
+            Some(id) => Poll::Ready(Some(Opened {
+                send: id,
+                recv: bidi.then_some((zao_id(id), id)),
+            })),
+            None => Poll::Pending,
+        }
+    }
+
+    fn set_priority(&mut self, send: &mut quinn_proto::StreamId, priority: i32) {
+        let _ = self.conn.send_stream(*send).set_priority(priority);
+    }
+
+    fn poll_write(
+        &mut self,
+        _cx: &mut Context<'_>,
+        send: &mut quinn_proto::StreamId,
+        data: &mut Bytes,
+    ) -> Poll<Result<(), ()>> {
+        match self
+            .conn
+            .send_stream(*send)
+            .write_chunks(core::slice::from_mut(data))
+        {
+            Ok(written) if written.bytes > 0 => Poll::Ready(Ok(())),
+            Ok(_) | Err(quinn_proto::WriteError::Blocked) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
+    }
+
+    fn finish(&mut self, send: &mut quinn_proto::StreamId) {
+        let _ = self.conn.send_stream(*send).finish();
+    }
+
+    fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {
+        match self.conn.datagrams().send(datagram, false) {
+            Ok(()) => Ok(()),
+            Err(quinn_proto::SendDatagramError::Blocked(datagram)) => {
+                Err((DatagramRefused::Full, datagram))
+            }
+            Err(_) => Err((DatagramRefused::Gone, Bytes::new())),
+        }
+    }
+
+    fn close(&mut self, code: u64, reason: &[u8]) {
+        self.conn.close(
+            self.now,
+            VarInt::from_u64(code).unwrap_or(VarInt::MAX),
+            Bytes::copy_from_slice(reason),
+        );
+    }
+
+    fn path_stats(&self) -> PathStats {
+        let stats = self.conn.stats();
+        PathStats {
+            rtt: self.conn.rtt(),
+            sent_packets: stats.path.sent_packets,
+            lost_packets: stats.path.lost_packets,
+            bytes_in: stats.udp_rx.bytes,
+            bytes_out: stats.udp_tx.bytes,
+        }
     }
 }
 

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
@@ -15,14 +14,15 @@ use quinn_proto::{
     ConnectionHandle, DatagramEvent, EcnCodepoint, Endpoint, EndpointConfig, TransportConfig,
 };
 
-use super::conn::{PendingAuth, SimConn};
+use super::conn::SimConn;
 use super::link::{HOLD_MAX, Held, Link, LinkSpec, LinkStats};
+use crate::endpoint::{
+    CertHash, Certificate, ServerTrust, StartError, apply_limits, client_config, link_closed,
+    server_crypto,
+};
 use crate::proto::{
     AuthCallback, ClientCore, IncomingVerdict, Limits, Protocol, ServerCore, ServerShared, Session,
     SessionCell, SessionConfig,
-};
-use crate::quic::{
-    CertHash, Certificate, ServerTrust, StartError, apply_limits, client_config, server_crypto,
 };
 
 /// The simulated server's address.
@@ -75,10 +75,7 @@ struct Slot {
 }
 
 enum Role {
-    Server {
-        shared: Arc<ServerShared>,
-        auths: Vec<PendingAuth>,
-    },
+    Server { shared: Arc<ServerShared> },
     Client,
     Raw,
 }
@@ -433,7 +430,6 @@ impl Sim {
         );
         let role = Role::Server {
             shared: shared.clone(),
-            auths: Vec::new(),
         };
         let index = self.add_node(
             SERVER_ADDR,
@@ -483,7 +479,7 @@ impl Sim {
             .map_err(|e| StartError::Io(std::io::Error::other(e)))?;
         let node = self.add_node(addr, endpoint, Role::Client, config.up, config.down);
         debug_assert_eq!(node, index);
-        self.insert_slot(node, handle, SimConn::new(conn, Some(cell.clone())));
+        self.insert_slot(node, handle, SimConn::new(conn, Some(cell.clone()), None));
         Ok(SimClient {
             core: ClientCore::new(cell),
             node: NodeId(node),
@@ -519,7 +515,7 @@ impl Sim {
             .connect(self.now(), quinn_config, SERVER_ADDR, "localhost")
             .map_err(|e| StartError::Io(std::io::Error::other(e)))?;
         let node = self.add_node(addr, endpoint, Role::Raw, config.up, config.down);
-        self.insert_slot(node, handle, SimConn::new(conn, None));
+        self.insert_slot(node, handle, SimConn::new(conn, None, None));
         Ok(super::RawPeer::new(NodeId(node), handle.0))
     }
 
@@ -659,7 +655,8 @@ impl Sim {
         let auths = self
             .nodes
             .iter()
-            .any(|n| matches!(&n.role, Role::Server { auths, .. } if !auths.is_empty()))
+            .flat_map(|n| n.slots.values())
+            .any(|s| s.conn.authenticating())
             // Pending auth futures are polled at every step; keep stepping
             // in small increments while they run.
             .then(|| self.offset + Duration::from_millis(1));
@@ -752,7 +749,7 @@ impl Sim {
                                 node.slots.insert(
                                     handle.0,
                                     Slot {
-                                        conn: SimConn::new(conn, Some(cell)),
+                                        conn: SimConn::new(conn, Some(cell), Some(shared)),
                                         dirty: true,
                                         wake_at: None,
                                     },
@@ -762,10 +759,8 @@ impl Sim {
                                 if let Some(transmit) = e.response {
                                     out.push(packet_of(node.addr, &transmit, &self.buf));
                                 }
-                                cell.lock().handle_connection_lost(
-                                    now,
-                                    crate::quic::disconnect_reason(&e.cause),
-                                );
+                                cell.lock()
+                                    .handle_connection_lost(now, link_closed(&e.cause).into());
                                 shared.after_drive(&cell);
                             }
                         }
@@ -797,33 +792,17 @@ impl Sim {
         let mut outgoing = Vec::new();
         for (index, node) in self.nodes.iter_mut().enumerate() {
             let started = (Some(index) == self.server).then(Instant::now);
-            let server = match &mut node.role {
-                Role::Server { shared, auths } => {
-                    poll_auths(shared, auths, now);
-                    Some(shared.clone())
-                }
-                _ => None,
-            };
-            let mut no_auths = Vec::new();
             for (&handle, slot) in &mut node.slots {
-                let notified = slot
-                    .conn
-                    .cell
-                    .as_ref()
-                    .is_some_and(|c| c.take_notified(None));
+                let notified = slot.conn.cell().is_some_and(|c| c.take_notified(None));
                 let due = slot.wake_at.is_some_and(|t| t <= now);
-                if !(slot.dirty || notified || due) {
+                if !(slot.dirty || notified || due || slot.conn.authenticating()) {
                     continue;
                 }
                 slot.dirty = false;
                 if slot.conn.conn.poll_timeout().is_some_and(|t| t <= now) {
                     slot.conn.conn.handle_timeout(now);
                 }
-                let auths = match &mut node.role {
-                    Role::Server { auths, .. } => auths,
-                    _ => &mut no_auths,
-                };
-                slot.conn.drive(now, server.as_ref(), auths);
+                slot.conn.drive(now);
                 loop {
                     let mut progressed = false;
                     loop {
@@ -846,13 +825,9 @@ impl Sim {
                     if !progressed {
                         break;
                     }
-                    slot.conn.drive(now, server.as_ref(), auths);
+                    slot.conn.drive(now);
                 }
-                let session = slot
-                    .conn
-                    .cell
-                    .as_ref()
-                    .and_then(|c| c.lock().poll_timeout());
+                let session = slot.conn.cell().and_then(|c| c.lock().poll_timeout());
                 slot.wake_at = [slot.conn.conn.poll_timeout(), session]
                     .into_iter()
                     .flatten()
@@ -860,7 +835,7 @@ impl Sim {
             }
             // A raw peer's log outlives its connection: tests read it after.
             node.slots
-                .retain(|_, s| s.conn.cell.is_none() || !s.conn.conn.is_drained());
+                .retain(|_, s| s.conn.cell().is_none() || !s.conn.conn.is_drained());
             if let Some(started) = started {
                 self.server_busy += started.elapsed();
             }
@@ -965,23 +940,4 @@ fn packet_of(from: SocketAddr, transmit: &quinn_proto::Transmit, buf: &[u8]) -> 
         ecn: transmit.ecn,
         data: BytesMut::from(buf.get(..transmit.size).unwrap_or(buf)),
     }
-}
-
-/// Polls the server's running auth futures; finished ones admit or refuse.
-fn poll_auths(shared: &Arc<ServerShared>, auths: &mut Vec<PendingAuth>, now: Instant) {
-    let mut cx = Context::from_waker(Waker::noop());
-    auths.retain_mut(|auth| {
-        if auth.cell.lock().is_handshake_over() {
-            // The deadline closed it; the answer no longer matters.
-            return false;
-        }
-        match auth.future.as_mut().poll(&mut cx) {
-            Poll::Ready(result) => {
-                shared.admit(&auth.cell, now, result.map(Some));
-                auth.cell.wake();
-                false
-            }
-            Poll::Pending => true,
-        }
-    });
 }

@@ -37,7 +37,10 @@ impl RawPeer {
     #[must_use]
     pub fn close_reason(&self, sim: &Sim) -> Option<DisconnectReason> {
         let conn = sim.raw_view(self.node, self.handle)?;
-        conn.raw.lost.as_ref().map(crate::quic::disconnect_reason)
+        conn.raw
+            .lost
+            .as_ref()
+            .map(|e| crate::endpoint::link_closed(e).into())
     }
 
     /// Writes `data` on `stream` (opening this side's streams up to it);

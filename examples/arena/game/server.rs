@@ -347,8 +347,10 @@ fn inputs(mut inputs: MessageReader<FromClient<Input>>, mut players: Query<&mut 
     }
 }
 
-/// The server judges each pickup: the item must still lie there and the
-/// player must stand by it.
+/// The server judges each pickup: the round must still run, the item must
+/// still lie there and the player must stand by it. (A pickup that arrives
+/// after the round's end, late on a bad link, is refused: the result is
+/// already out.)
 fn pickups(
     mut pickups: MessageReader<FromClient<Pickup>>,
     players: Query<&Player>,
@@ -361,6 +363,10 @@ fn pickups(
             continue;
         };
         let record = ledger.players.entry(player.name.clone()).or_default();
+        if arena.over_at.is_some() {
+            record.refused += 1;
+            continue;
+        }
         let Some(&(kind, pos)) = arena.items.get(&p.message.item) else {
             record.refused += 1;
             continue;

@@ -178,7 +178,7 @@ impl<S: DeltaSnapshot> SnapshotHistory<S> {
                 let used = bits.finish().unwrap_or(0);
                 debug_assert!(used > 0, "a delta chunk overflowed its datagram");
                 scratch.truncate(at + used);
-                scratch.split().freeze()
+                crate::proto::message::detach(scratch)
             };
         self.encoder
             .encode(

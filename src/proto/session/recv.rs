@@ -41,7 +41,24 @@ impl Session {
         } else if !stream.is_uni() || stream.initiator() == self.role {
             self.violation(&format_args!("data on stream {} it may not use", stream.0));
         } else {
-            let max = self.config.limits.max_message_size;
+            let limits = &self.config.limits;
+            if !self.in_streams.contains_key(&stream) {
+                // QUIC's stream limit holds a peer to this already; the
+                // session holds every transport to it.
+                let open = self
+                    .in_streams
+                    .keys()
+                    .filter(|id| **id != StreamId::CONTROL)
+                    .count();
+                let allowance = limits.stream_allowance(&self.config.protocol);
+                if open >= allowance as usize {
+                    return self.violation(&format_args!(
+                        "stream {} past the {allowance} streams the protocol allows",
+                        stream.0
+                    ));
+                }
+            }
+            let max = limits.max_message_size;
             self.in_streams
                 .entry(stream)
                 .or_insert_with(|| InStream {
@@ -77,6 +94,20 @@ impl Session {
         } else {
             self.violation(&format_args!("stream {} closed by the peer", stream.0));
         }
+    }
+
+    /// The peer reset `stream` (abandoned it with `code`). Zao never
+    /// resets a stream it writes: every one carries reliable messages or
+    /// the handshake, so a reset breaks exactly-once delivery, or the
+    /// handshake: a violation (once the session is under way).
+    pub fn handle_stream_reset(&mut self, _now: Instant, stream: StreamId, code: u64) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.violation(&format_args!(
+            "stream {} reset by the peer (code {code})",
+            stream.0
+        ));
     }
 
     /// Forgets unordered streams that finished and were read to the end.

@@ -196,6 +196,14 @@ impl Session {
             .map(|s| s.stream)
     }
 
+    /// Whether `stream` has writes queued.
+    #[must_use]
+    pub fn has_stream_writes(&self, stream: OutStream) -> bool {
+        self.out_streams
+            .iter()
+            .any(|s| s.stream == stream && !s.queue.is_empty())
+    }
+
     /// The priority the driver gives `stream` (QUIC stream priority).
     #[must_use]
     pub fn stream_priority(&self, stream: OutStream) -> i32 {
@@ -236,6 +244,21 @@ impl Session {
             self.datagrams_queued -= d.len();
         }
         Some(transmit)
+    }
+
+    /// Puts back a datagram [`poll_transmit`](Self::poll_transmit) gave that
+    /// the transport had no room for: it goes first next time, and counts
+    /// against the send buffer again (whose oldest datagrams are dropped
+    /// first when it overflows).
+    pub(crate) fn unpoll_datagram(&mut self, datagram: Bytes) {
+        self.datagrams_queued += datagram.len();
+        self.transmits.push_front(Transmit::Datagram(datagram));
+    }
+
+    /// A datagram the transport could never send (too large for the path,
+    /// the connection gone): counted as dropped.
+    pub(crate) fn count_unsent_datagram(&mut self) {
+        self.counters.datagrams_dropped += 1;
     }
 
     /// Bytes queued on reliable streams and not yet taken by the driver.

@@ -6,7 +6,8 @@ use core::fmt;
 use quinn::ConnectionError;
 
 use super::CertificateError;
-use crate::proto::{CloseCode, ClosedBy, DisconnectReason, LimitsError, TransportError};
+use crate::proto::pump::LinkClosed;
+use crate::proto::{ClosedBy, DisconnectReason, LimitsError, TransportError};
 
 /// Why a server or client could not start.
 #[derive(Debug)]
@@ -72,40 +73,30 @@ impl From<CertificateError> for StartError {
     }
 }
 
-/// What a QUIC connection error means to zao (quinn and quinn-proto share
-/// the type, so the simulated network reads it the same way).
-pub(crate) fn disconnect_reason(err: &ConnectionError) -> DisconnectReason {
+/// How a connection ended, in the words any QUIC stack has
+/// ([`LinkClosed`]); what that means to zao is proto's
+/// (`DisconnectReason::from`). quinn and quinn-proto share the type.
+pub(crate) fn link_closed(err: &ConnectionError) -> LinkClosed {
     match err {
-        ConnectionError::ApplicationClosed(close) => DisconnectReason::Closed {
-            by: ClosedBy::Peer,
-            code: CloseCode::from_wire(close.error_code.into_inner()),
-            reason: String::from_utf8_lossy(&close.reason).into_owned(),
+        ConnectionError::ApplicationClosed(close) => LinkClosed::ByPeer {
+            code: close.error_code.into_inner(),
+            reason: close.reason.clone(),
         },
-        ConnectionError::LocallyClosed => DisconnectReason::Closed {
-            by: ClosedBy::Local,
-            code: CloseCode::Normal,
-            reason: "closed".to_owned(),
-        },
-        ConnectionError::TimedOut => DisconnectReason::TimedOut,
-        ConnectionError::TransportError(e) => DisconnectReason::Transport(TransportError::Quic {
+        ConnectionError::LocallyClosed => LinkClosed::Locally,
+        ConnectionError::TimedOut => LinkClosed::TimedOut,
+        ConnectionError::TransportError(e) => LinkClosed::Transport {
             code: u64::from(e.code),
             by: ClosedBy::Local,
             reason: e.reason.clone(),
-        }),
-        ConnectionError::ConnectionClosed(close) => {
-            DisconnectReason::Transport(TransportError::Quic {
-                code: u64::from(close.error_code),
-                by: ClosedBy::Peer,
-                reason: String::from_utf8_lossy(&close.reason).into_owned(),
-            })
-        }
-        ConnectionError::Reset => DisconnectReason::Transport(TransportError::Reset),
-        ConnectionError::VersionMismatch => {
-            DisconnectReason::Transport(TransportError::VersionMismatch)
-        }
-        ConnectionError::CidsExhausted => {
-            DisconnectReason::Transport(TransportError::CidsExhausted)
-        }
+        },
+        ConnectionError::ConnectionClosed(close) => LinkClosed::Transport {
+            code: u64::from(close.error_code),
+            by: ClosedBy::Peer,
+            reason: String::from_utf8_lossy(&close.reason).into_owned(),
+        },
+        ConnectionError::Reset => LinkClosed::Reset,
+        ConnectionError::VersionMismatch => LinkClosed::VersionMismatch,
+        ConnectionError::CidsExhausted => LinkClosed::CidsExhausted,
     }
 }
 

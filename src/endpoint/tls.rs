@@ -7,8 +7,8 @@ use std::sync::Arc;
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 
 use super::cert::{PinnedVerifier, provider};
-use super::config::transport_config;
-use super::{Certificate, ServerTrust, StartError};
+use super::params::transport_config;
+use super::{CertHash, Certificate, ServerTrust, StartError};
 use crate::proto::{Limits, Protocol, StreamId};
 
 /// ALPN protocol id of zao over QUIC.
@@ -49,7 +49,7 @@ pub(crate) fn apply_limits(config: &mut quinn::ServerConfig, limits: &Limits, pr
 }
 
 /// The pinned verifier a client uses, kept to report a mismatch.
-pub(crate) type Pinned = Option<(Arc<PinnedVerifier>, Vec<super::CertHash>)>;
+pub(crate) type Pinned = Option<(Arc<PinnedVerifier>, Vec<CertHash>)>;
 
 /// quinn's client configuration for `trust` and `limits`.
 pub(crate) fn client_config(
@@ -93,37 +93,10 @@ pub(crate) fn connect_failure(
             presented: Some(presented),
         })
     });
-    mismatch.unwrap_or_else(|| super::error::disconnect_reason(err))
+    mismatch.unwrap_or_else(|| super::link_closed(err).into())
 }
 
 /// The session's name for a quinn stream.
 pub(crate) fn stream_id(id: quinn::StreamId) -> StreamId {
     StreamId(quinn::VarInt::from(id).into_inner())
-}
-
-impl super::ClientConfig {
-    /// The quinn client configuration zao uses for this config (TLS, trust,
-    /// ALPN, limits), for tools that speak to a zao server at the QUIC level.
-    ///
-    /// # Errors
-    /// [`StartError::Tls`] if rustls refuses the configuration.
-    pub fn quinn_client_config(&self) -> Result<quinn::ClientConfig, StartError> {
-        client_config(&self.trust, &self.limits, &self.protocol).map(|(c, _)| c)
-    }
-}
-
-impl Certificate {
-    /// The quinn server configuration zao uses for this certificate,
-    /// `limits` and `protocol`'s channels, for tools that compare against
-    /// bare quinn.
-    ///
-    /// # Errors
-    /// [`StartError::Tls`] if rustls refuses the certificate.
-    pub fn quinn_server_config(
-        &self,
-        limits: &Limits,
-        protocol: &Protocol,
-    ) -> Result<quinn::ServerConfig, StartError> {
-        server_config(self, limits, protocol)
-    }
 }
