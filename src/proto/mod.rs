@@ -54,8 +54,8 @@ pub use datagram::{
 };
 pub use delta::{
     Applied, ApplyError, Assembled, DEFAULT_HISTORY, DeltaReceiver, DeltaSnapshot, Interpolate,
-    JitterBuffer, JitterConfig, JitterStats, Pair, ReceiverStats, Sample, SnapshotChunk,
-    SnapshotHistory, SnapshotItem, SnapshotKey,
+    JitterBuffer, JitterConfig, JitterStats, MAX_CHUNK_ROWS, Pair, ReceiverStats, Sample,
+    SnapshotChunk, SnapshotHistory, SnapshotItem, SnapshotKey,
 };
 pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{

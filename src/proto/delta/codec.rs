@@ -227,6 +227,11 @@ struct Cut {
     lo: u64,
 }
 
+/// The most rows one chunk adds (docs/WIRE.md §12.10): the encoder cuts a
+/// chunk there, the decoder refuses more. It bounds the decoder's work on
+/// a chunk, since an added row may cost no bit at all.
+pub const MAX_CHUNK_ROWS: usize = 4096;
+
 /// The coding choices of one encode.
 struct Codes {
     changes: Vec<Code>,
@@ -403,7 +408,14 @@ impl DeltaEncoder {
         for (i, event) in self.events.iter().enumerate() {
             let key = event_key(*event, base, cur);
             let mut cost = state.cost(*event, layout, base, cur, codes, kept_params, added_params);
-            if bits + cost > budget && i > 0 && self.cuts.last().is_some_and(|c| c.start < i) {
+            // A chunk adds at most `MAX_CHUNK_ROWS` rows, whatever they cost
+            // in bits (rows at one point with consecutive keys cost none):
+            // the decoder's bound on its work.
+            let full = matches!(event, Event::Added(_)) && state.added == MAX_CHUNK_ROWS;
+            if (full || bits + cost > budget)
+                && i > 0
+                && self.cuts.last().is_some_and(|c| c.start < i)
+            {
                 self.cuts.push(Cut { start: i, lo: key });
                 if self.cuts.len() > max_chunks {
                     return Err(TooLarge);
@@ -436,6 +448,8 @@ struct ChunkState {
     last_removed: Option<u64>,
     any_kept: bool,
     any_added: bool,
+    /// Rows added in the chunk so far.
+    added: usize,
     /// The lowest key the next added row may have.
     next_key: u64,
 }
@@ -447,6 +461,7 @@ impl ChunkState {
             last_removed: None,
             any_kept: false,
             any_added: false,
+            added: 0,
             next_key: lo,
         }
     }
@@ -505,6 +520,7 @@ impl ChunkState {
             }
             Event::Added(c) => {
                 self.any_added = true;
+                self.added += 1;
                 self.next_key = cur.keys.get(c).map_or(self.next_key, |k| k + 1);
             }
         }
@@ -689,10 +705,20 @@ pub(crate) fn decode_chunk(
         kept_rows.push(base.keys.get(b).copied().unwrap_or(0), &row);
     }
     let added = r.get_gamma()?;
-    // Each added row takes at least one bit: a count past the bits left,
-    // or past the limit, is refused before anything is allocated.
-    if added > r.remaining_bits() as u64 || added as usize > max_rows {
-        return Err(DecodeError::LengthExceedsRemaining);
+    // The decoder's work and memory: at most `MAX_CHUNK_ROWS` added rows
+    // (and `max_rows`), each with a distinct key in the chunk's range, so
+    // refused before anything is allocated. Not the bits left: a row can
+    // cost no bit at all (consecutive keys, unchanged lanes: a world whose
+    // players all stand on the spawn point).
+    let span = hi
+        .unwrap_or(key_max)
+        .saturating_sub(lo)
+        .saturating_add(u64::from(hi.is_none()));
+    if added > span {
+        return Err(DecodeError::InvalidValue);
+    }
+    if added > MAX_CHUNK_ROWS as u64 || added > max_rows as u64 {
+        return Err(DecodeError::OverLimit);
     }
     let mut added_rows = Table::empty(width);
     if added > 0 {

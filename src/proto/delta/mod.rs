@@ -12,6 +12,7 @@ mod jitter;
 mod receiver;
 mod table;
 
+pub use codec::MAX_CHUNK_ROWS;
 pub(crate) use history::Histories;
 pub use history::{DEFAULT_HISTORY, SnapshotHistory};
 pub use interp::Interpolate;
