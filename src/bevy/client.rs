@@ -117,6 +117,12 @@ impl ZaoClient {
         matches!(self.state, ConnectionState::Connected(_))
     }
 
+    /// The limits the connection keeps.
+    #[must_use]
+    pub fn limits(&self) -> crate::proto::Limits {
+        self.transport.core().limits()
+    }
+
     /// Connection statistics (RTT, loss, bytes, messages), once connected.
     #[must_use]
     pub fn stats(&self) -> Option<ConnectionStats> {

@@ -119,9 +119,10 @@ impl<T: DeltaSnapshot> ZaoSnapshots<T> {
         self.dropped
     }
 
-    /// A new connection: its baselines start empty.
-    fn reset(&mut self, connection: Option<ClientId>) {
-        self.receiver = DeltaReceiver::new();
+    /// A new connection: its baselines start empty, within its limits'
+    /// snapshot memory.
+    fn reset(&mut self, connection: Option<ClientId>, memory: usize) {
+        self.receiver = DeltaReceiver::new().with_memory_limit(memory);
         self.buffer = JitterBuffer::new(self.config.clone());
         self.acked = 0;
         self.connection = connection;
@@ -173,7 +174,7 @@ pub(crate) fn receive_delta<T>(
     };
     let connection = client.id();
     if connection != s.connection {
-        s.reset(connection);
+        s.reset(connection, client.limits().snapshot_memory);
     }
     if let Some(stats) = client.stats() {
         s.buffer.set_rtt(stats.rtt);

@@ -9,8 +9,8 @@ use bytes::BytesMut;
 
 use super::cell::SessionCell;
 use super::{
-    Channel, ClientId, CloseCode, ConnectionStats, DisconnectReason, Outgoing, Received, SendError,
-    SessionEvent, SnapshotAck, SnapshotChunk,
+    Channel, ClientId, CloseCode, ConnectionStats, DisconnectReason, Limits, Outgoing, Received,
+    SendError, SessionEvent, SnapshotAck, SnapshotChunk,
 };
 use crate::NetMessage;
 
@@ -139,6 +139,12 @@ impl ClientCore {
         let chunk = self.chunks.pop_front()?;
         self.chunk_bytes -= chunk.message.message().len();
         Some(chunk)
+    }
+
+    /// The limits this client keeps.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.cell.lock().limits().clone()
     }
 
     /// Our id, once connected.

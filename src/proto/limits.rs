@@ -96,6 +96,18 @@ pub struct Limits {
     pub receive_rate: RateLimit,
     /// What happens when an authenticated identity connects twice.
     pub duplicate_identity: DuplicateIdentity,
+    /// Server side: the most distinct delta encodes of one snapshot per
+    /// tick (one per distinct baseline the clients acknowledged, a
+    /// keyframe counting as one). Clients past it get an older baseline
+    /// they also hold, or a keyframe, so clients acking different old
+    /// baselines cannot multiply the server's work.
+    pub max_delta_encodes: usize,
+    /// Client side: the most memory a delta snapshot receiver holds (parts
+    /// being reassembled and whole snapshots), charged before a chunk is
+    /// decoded, so a hostile server cannot make a client hold more
+    /// ([`DeltaReceiver::with_memory_limit`](super::DeltaReceiver::with_memory_limit);
+    /// the Bevy plugin applies it to each connection's receivers).
+    pub snapshot_memory: usize,
 }
 
 impl Default for Limits {
@@ -121,6 +133,8 @@ impl Default for Limits {
             silence_timeout: Some(Duration::from_secs(30)),
             receive_rate: RateLimit::default(),
             duplicate_identity: DuplicateIdentity::default(),
+            max_delta_encodes: 16,
+            snapshot_memory: super::DEFAULT_SNAPSHOT_MEMORY,
         }
     }
 }
@@ -173,6 +187,8 @@ impl Limits {
             ("max_clients", self.max_clients),
             ("max_pending_handshakes", self.max_pending_handshakes),
             ("max_pending_per_ip", self.max_pending_per_ip),
+            ("max_delta_encodes", self.max_delta_encodes),
+            ("snapshot_memory", self.snapshot_memory),
             ("max_message_size", self.max_message_size),
             ("max_datagram_payload", self.max_datagram_payload),
             ("max_unordered_streams", self.max_unordered_streams as usize),

@@ -53,9 +53,9 @@ pub use datagram::{
     unreliable_datagram,
 };
 pub use delta::{
-    Applied, ApplyError, Assembled, DEFAULT_HISTORY, DeltaReceiver, DeltaSnapshot, Interpolate,
-    JitterBuffer, JitterConfig, JitterStats, MAX_CHUNK_ROWS, Pair, ReceiverStats, Sample,
-    SnapshotChunk, SnapshotHistory, SnapshotItem, SnapshotKey,
+    Applied, ApplyError, Assembled, DEFAULT_HISTORY, DEFAULT_SNAPSHOT_MEMORY, DeltaReceiver,
+    DeltaSnapshot, Interpolate, JitterBuffer, JitterConfig, JitterStats, MAX_CHUNK_ROWS, Pair,
+    ReceiverStats, Sample, SnapshotChunk, SnapshotHistory, SnapshotItem, SnapshotKey,
 };
 pub use framing::{FrameDecoder, FrameError, frame_header, stream_header};
 pub use handshake::{

@@ -18,8 +18,8 @@ use super::delta::{DeltaSnapshot, Histories};
 use super::{
     AuthCallback, AuthError, AuthFuture, AuthRequest, Channel, ChannelKind, ClientId, CloseCode,
     ConnectionStats, DATAGRAM_BUDGET, DisconnectReason, Identity, Outgoing, Protocol, Received,
-    RefuseReason, SendError, Session, SessionConfig, SessionEvent, Snapshot, SnapshotHeader,
-    encode_chunks, snapshot_datagram, snapshot_datagram_len,
+    RefuseReason, SendError, Session, SessionConfig, SessionEvent, Snapshot, SnapshotAck,
+    SnapshotHeader, encode_chunks, snapshot_datagram, snapshot_datagram_len,
 };
 use crate::NetMessage;
 
@@ -283,6 +283,8 @@ pub struct ServerCore {
     /// Delta snapshots: each type's history, and the targets by baseline.
     histories: Histories,
     by_baseline: Vec<(u64, usize)>,
+    /// Reused: each target's last ack, beside `by_baseline`.
+    acks: Vec<Option<SnapshotAck>>,
 }
 
 /// What [`ServerCore::send_delta_snapshot`] did.
@@ -305,6 +307,10 @@ pub struct DeltaSent {
     pub encoded_bytes: usize,
     /// Bytes queued over all targets (each target's chunks counted for it).
     pub sent_bytes: usize,
+    /// Targets whose own baseline was past the bound on distinct encodes
+    /// ([`Limits::max_delta_encodes`](super::Limits::max_delta_encodes)):
+    /// they got an older baseline they also hold, or a keyframe.
+    pub rebased: usize,
 }
 
 impl ServerCore {
@@ -318,6 +324,7 @@ impl ServerCore {
             seqs: HashMap::new(),
             histories: Histories::default(),
             by_baseline: Vec::new(),
+            acks: Vec::new(),
         }
     }
 
@@ -662,15 +669,21 @@ impl ServerCore {
             .get::<S>()
             .ok_or(SendError::NotRegistered(S::ID))?;
         history.stage(seq, snapshot)?;
+        let capacity = history.capacity();
         self.by_baseline.clear();
+        self.acks.clear();
         for (i, cell) in self.targets.iter().enumerate() {
             let ack = cell.lock().snapshot_ack(S::ID);
+            self.acks.push(ack);
             self.by_baseline.push((history.baseline(ack), i));
         }
+        let max = self.shared.config.limits.max_delta_encodes;
+        let rebased = bound_baselines(&mut self.by_baseline, &self.acks, max);
         self.by_baseline.sort_unstable();
         let mut sent = DeltaSent {
             seq,
             targets: self.targets.len(),
+            rebased,
             ..DeltaSent::default()
         };
         let mut start = 0;
@@ -702,7 +715,14 @@ impl ServerCore {
                 let Some(cell) = self.targets.get(i) else {
                     continue;
                 };
-                let r = cell.lock().send_datagrams(S::ID, channel, &chunks);
+                let r = {
+                    let mut session = cell.lock();
+                    let r = session.send_datagrams(S::ID, channel, &chunks);
+                    if r.is_ok() {
+                        session.handle_delta_sent(S::ID, seq, capacity);
+                    }
+                    r
+                };
                 cell.wake();
                 if single && r.is_err() {
                     result = r;
@@ -763,6 +783,51 @@ impl ServerCore {
             cell.wake();
         }
     }
+}
+
+/// Holds a tick to at most `max` distinct encodes (at least one): when the
+/// targets' baselines (`by_baseline`: baseline, target index) are more,
+/// the most shared ones are kept (the newest first among equals), one
+/// encode stays for keyframes, and every other target gets the newest kept
+/// baseline its ack says it holds, or a keyframe. Otherwise N clients
+/// acking N different old baselines would force N encodes per tick (most
+/// of a 60 Hz tick at 128 of them). Returns the targets moved.
+fn bound_baselines(
+    by_baseline: &mut [(u64, usize)],
+    acks: &[Option<SnapshotAck>],
+    max: usize,
+) -> usize {
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    for &(baseline, _) in by_baseline.iter() {
+        match counts.iter_mut().find(|(b, _)| *b == baseline) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((baseline, 1)),
+        }
+    }
+    let max = max.max(1);
+    if counts.len() <= max {
+        return 0;
+    }
+    // The keyframe is one of the encodes, whoever needs it.
+    counts.retain(|(b, _)| *b != 0);
+    counts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+    counts.truncate(max - 1);
+    let mut kept: Vec<u64> = counts.into_iter().map(|(b, _)| b).collect();
+    kept.sort_unstable_by(|a, b| b.cmp(a));
+    let mut moved = 0;
+    for (baseline, i) in by_baseline.iter_mut() {
+        if *baseline == 0 || kept.contains(baseline) {
+            continue;
+        }
+        let ack = acks.get(*i).copied().flatten();
+        *baseline = kept
+            .iter()
+            .copied()
+            .find(|b| ack.is_some_and(|a| a.holds(*b)))
+            .unwrap_or(0);
+        moved += 1;
+    }
+    moved
 }
 
 fn next_seq(seqs: &mut HashMap<u32, u64>, id: u32) -> u64 {

@@ -76,6 +76,12 @@ impl<S: DeltaSnapshot> SnapshotHistory<S> {
         }
     }
 
+    /// How many snapshots it keeps as baselines.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Takes `snapshot` as sequence number `seq` (above every one before),
     /// to encode against baselines. Items need not be sorted.
     ///

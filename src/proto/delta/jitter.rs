@@ -59,6 +59,9 @@ pub struct JitterStats {
     pub ticks_on_time: u64,
     /// Ticks completed after.
     pub ticks_late: u64,
+    /// Chunks refused for a tick far from the others (over ten seconds
+    /// ahead of the newest, or behind it): a hostile or restarted server.
+    pub ticks_refused: u64,
 }
 
 #[derive(Debug)]
@@ -98,7 +101,17 @@ pub struct JitterBuffer<T> {
     delay: f64,
     rtt: Option<Duration>,
     stats: JitterStats,
+    /// The newest tick taken.
+    newest: Option<u64>,
+    /// Chunks refused in a row for their tick.
+    refused_run: u32,
 }
+
+/// Seconds of ticks a chunk may be ahead of the newest one, or behind it.
+const TICK_SPAN_SECS: f64 = 10.0;
+/// Chunks refused in a row for their tick after which the buffer starts
+/// over from the next one (the server restarted its clock).
+const RESTART_AFTER: u32 = 32;
 
 impl<T> fmt::Debug for JitterBuffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -211,7 +224,36 @@ impl<T: SnapshotItem> JitterBuffer<T> {
             delay: 2.0 * dt,
             rtt: None,
             stats: JitterStats::default(),
+            newest: None,
+            refused_run: 0,
         }
+    }
+
+    /// Whether `tick` is near enough the newest one taken to be a tick of
+    /// this server's clock: a huge tick would set the render delay beyond
+    /// any use (it then shrinks by a twentieth of a tick per arrival), and
+    /// the buffer would never prune again.
+    fn plausible(&mut self, tick: u64) -> bool {
+        let Some(newest) = self.newest else {
+            return true;
+        };
+        let span = ((TICK_SPAN_SECS / self.dt()) as u64).max(64);
+        if tick <= newest.saturating_add(span) && tick.saturating_add(span) >= newest {
+            self.refused_run = 0;
+            return true;
+        }
+        self.refused_run += 1;
+        if self.refused_run >= RESTART_AFTER {
+            // Many in a row: the server's clock moved (a restart); start
+            // over from this chunk.
+            let config = self.config.clone();
+            let (rtt, stats) = (self.rtt, self.stats);
+            *self = Self::new(config);
+            self.rtt = rtt;
+            self.stats = stats;
+            return true;
+        }
+        false
     }
 
     fn dt(&self) -> f64 {
@@ -238,7 +280,17 @@ impl<T: SnapshotItem> JitterBuffer<T> {
     /// Takes one applied chunk's items (in key order) of `tick`, one of
     /// `chunks`, arrived at `now`. Returns whether it came in time: before
     /// rendering passed the tick before it.
+    ///
+    /// A tick more than ten seconds of ticks ahead of the newest one, or
+    /// behind it, is refused (not in time, counted in
+    /// [`JitterStats::ticks_refused`]); after 32 such chunks in a row the
+    /// buffer starts over from the next one (a restarted server).
     pub fn insert(&mut self, now: Instant, tick: u64, chunks: u32, items: Vec<T>) -> bool {
+        if !self.plausible(tick) {
+            self.stats.ticks_refused += 1;
+            return false;
+        }
+        self.newest = Some(self.newest.map_or(tick, |n| n.max(tick)));
         let dt = self.dt();
         let first = self.offsets.is_empty();
         let render = self.render_time(now);
@@ -284,6 +336,10 @@ impl<T: SnapshotItem> JitterBuffer<T> {
             }
         }
         self.prune(now);
+        // Bounded whatever the render time does: the newest `window` ticks.
+        while self.frames.len() > self.config.window.max(2) {
+            self.frames.pop_first();
+        }
         on_time
     }
 
@@ -375,14 +431,18 @@ impl<T: SnapshotItem> JitterBuffer<T> {
     /// drawn.
     #[must_use]
     pub fn delay(&self) -> Duration {
-        Duration::from_secs_f64(self.delay.max(0.0))
+        // Never a panic, whatever arrived: a NaN is no delay, a huge one
+        // the most a `Duration` holds.
+        Duration::try_from_secs_f64(self.delay.max(0.0)).unwrap_or(Duration::MAX)
     }
 
     /// How far behind the server entities are drawn: half the round-trip
     /// time plus the render delay (the delay alone before an RTT is known).
     #[must_use]
     pub fn latency(&self) -> Duration {
-        self.rtt.map_or(Duration::ZERO, |r| r / 2) + self.delay()
+        self.rtt
+            .map_or(Duration::ZERO, |r| r / 2)
+            .saturating_add(self.delay())
     }
 
     /// Ticks held.

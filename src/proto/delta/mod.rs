@@ -18,4 +18,7 @@ pub use history::{DEFAULT_HISTORY, SnapshotHistory};
 pub use interp::Interpolate;
 pub use item::{DeltaSnapshot, SnapshotItem, SnapshotKey};
 pub use jitter::{JitterBuffer, JitterConfig, JitterStats, Pair, Sample};
-pub use receiver::{Applied, ApplyError, Assembled, DeltaReceiver, ReceiverStats, SnapshotChunk};
+pub use receiver::{
+    Applied, ApplyError, Assembled, DEFAULT_SNAPSHOT_MEMORY, DeltaReceiver, ReceiverStats,
+    SnapshotChunk,
+};

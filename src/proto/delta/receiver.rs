@@ -46,6 +46,10 @@ pub enum ApplyError {
     /// The chunk does not decode, or disagrees with the other chunks of
     /// its snapshot.
     Malformed(DecodeError),
+    /// Holding the chunk would take the receiver past its memory limit
+    /// ([`DeltaReceiver::with_memory_limit`]) even with every snapshot it
+    /// may drop dropped.
+    OverMemory,
 }
 
 impl fmt::Display for ApplyError {
@@ -56,6 +60,7 @@ impl fmt::Display for ApplyError {
             Self::Duplicate => f.write_str("chunk applied already"),
             Self::Stale => f.write_str("chunk older than the history kept"),
             Self::Malformed(e) => write!(f, "malformed chunk: {e}"),
+            Self::OverMemory => f.write_str("over the receiver's memory limit"),
         }
     }
 }
@@ -131,7 +136,20 @@ pub struct ReceiverStats {
 /// Sequence numbers a receiver keeps whole snapshots beyond its history.
 const SLACK: u64 = 64;
 
-/// A snapshot being reassembled.
+/// The memory a receiver holds at most by default: parts of snapshots
+/// being reassembled and whole ones (its baselines), 32 MiB.
+pub const DEFAULT_SNAPSHOT_MEMORY: usize = 32 << 20;
+
+/// What a part or whole snapshot is charged beside its rows.
+const OVERHEAD: usize = 128;
+
+/// Bytes charged for `rows` rows of `width` lanes.
+fn charge(rows: usize, width: usize) -> usize {
+    rows.saturating_mul(8 + 4 * width).saturating_add(OVERHEAD)
+}
+
+/// A snapshot being reassembled. Its parts are kept as they come: a chunk
+/// header claiming thousands of chunks costs nothing until they arrive.
 #[derive(Debug)]
 struct Assembly {
     baseline: u64,
@@ -139,7 +157,9 @@ struct Assembly {
     received: u32,
     tick: u64,
     header: Arc<[u8]>,
-    parts: Vec<Option<ChunkRows>>,
+    parts: BTreeMap<u32, ChunkRows>,
+    /// Bytes charged for the parts.
+    charged: usize,
 }
 
 /// A whole snapshot the client holds: a baseline.
@@ -170,6 +190,9 @@ pub struct DeltaReceiver<S> {
     limits: DecodeLimits,
     pending: BTreeMap<u64, Assembly>,
     whole: BTreeMap<u64, Whole>,
+    /// Bytes charged for the parts and whole snapshots held, and the most.
+    used: usize,
+    memory: usize,
     newest: u64,
     empty: Table,
     stats: ReceiverStats,
@@ -215,11 +238,32 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
             limits: DecodeLimits::DEFAULT,
             pending: BTreeMap::new(),
             whole: BTreeMap::new(),
+            used: 0,
+            memory: DEFAULT_SNAPSHOT_MEMORY,
             newest: 0,
             empty: Table::empty(width),
             stats: ReceiverStats::default(),
             _snapshot: PhantomData,
         }
+    }
+
+    /// The same receiver holding at most `bytes` of snapshots (parts being
+    /// reassembled and whole ones; [`DEFAULT_SNAPSHOT_MEMORY`] otherwise).
+    /// A chunk is charged before it is decoded, for the most it could hold;
+    /// past the limit the oldest snapshots go first (parts, then whole ones
+    /// but the newest and the chunk's baseline), and a chunk that still does
+    /// not fit is refused ([`ApplyError::OverMemory`]). A hostile server
+    /// cannot make a client hold more.
+    #[must_use]
+    pub fn with_memory_limit(mut self, bytes: usize) -> Self {
+        self.memory = bytes;
+        self
+    }
+
+    /// Bytes held now (charged): parts and whole snapshots.
+    #[must_use]
+    pub fn memory_used(&self) -> usize {
+        self.used
     }
 
     /// Applies one chunk.
@@ -276,13 +320,25 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
             if a.baseline != h.baseline || a.chunks != h.chunks {
                 return Err(ApplyError::Malformed(DecodeError::InvalidValue));
             }
-            if a.parts.get(h.chunk as usize).is_some_and(Option::is_some) {
+            if a.parts.contains_key(&h.chunk) {
                 return Err(ApplyError::Duplicate);
             }
         }
-        if h.chunks > super::super::MAX_CHUNKS {
+        if h.chunks > super::super::MAX_CHUNKS || h.chunk >= h.chunks {
             return Err(ApplyError::Malformed(DecodeError::OverLimit));
         }
+        if h.baseline != 0 && !self.whole.contains_key(&h.baseline) {
+            return Err(ApplyError::MissingBaseline(h.baseline));
+        }
+        // Charged before decoding, for the most the chunk can hold: every
+        // row of its baseline and as many added rows as a chunk may have.
+        let width = self.lanes.len();
+        let base_rows = self.whole.get(&h.baseline).map_or(0, |w| w.rows.len());
+        let most = charge(
+            base_rows + super::codec::MAX_CHUNK_ROWS.min(self.limits.max_collection),
+            width,
+        );
+        self.make_room(most, h.seq, h.baseline)?;
         let base = if h.baseline == 0 {
             &self.empty
         } else {
@@ -314,20 +370,22 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
             rows.rows.to_items(items)?;
         }
         let tick = header.tick().unwrap_or(h.seq);
+        let cost = charge(rows.rows.len(), width);
         let assembly = self.pending.entry(h.seq).or_insert_with(|| Assembly {
             baseline: h.baseline,
             chunks: h.chunks,
             received: 0,
             tick,
             header: Arc::from(header_bytes),
-            parts: (0..h.chunks).map(|_| None).collect(),
+            parts: BTreeMap::new(),
+            charged: 0,
         });
         if &*assembly.header != header_bytes {
             return Err(ApplyError::Malformed(DecodeError::InvalidValue));
         }
-        if let Some(slot) = assembly.parts.get_mut(h.chunk as usize) {
-            *slot = Some(rows);
-        }
+        assembly.parts.insert(h.chunk, rows);
+        assembly.charged += cost;
+        self.used += cost;
         assembly.received += 1;
         let received = assembly.received;
         let complete = received == h.chunks;
@@ -352,18 +410,20 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
         let Some(assembly) = self.pending.remove(&seq) else {
             return Ok(());
         };
+        self.used = self.used.saturating_sub(assembly.charged);
+        if assembly.parts.len() != assembly.chunks as usize {
+            return Err(ApplyError::Malformed(DecodeError::UnexpectedEnd));
+        }
         let mut rows = Table::empty(self.lanes.len());
         let mut expect = Some(0u64);
-        for part in &assembly.parts {
-            let Some(part) = part else {
-                return Err(ApplyError::Malformed(DecodeError::UnexpectedEnd));
-            };
+        for part in assembly.parts.values() {
             if expect != Some(part.lo) {
                 return Err(ApplyError::Malformed(DecodeError::InvalidValue));
             }
             rows.extend(&part.rows);
             expect = part.hi;
         }
+        self.used += charge(rows.len(), self.lanes.len());
         self.whole.insert(
             seq,
             Whole {
@@ -382,13 +442,53 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
     /// of order, so a chunk may land after a newer one moved the floor.
     fn prune(&mut self) {
         let floor = self.newest.saturating_sub(self.history);
-        self.pending.retain(|seq, _| *seq > floor);
+        let width = self.lanes.len();
+        let mut freed = 0;
+        self.pending.retain(|seq, a| {
+            let keep = *seq > floor;
+            if !keep {
+                freed += a.charged;
+            }
+            keep
+        });
         // Keep the newest whole snapshot whatever its age: the server may
         // still name it.
         let newest_whole = self.whole.keys().next_back().copied();
         let floor = floor.saturating_sub(SLACK);
-        self.whole
-            .retain(|seq, _| *seq > floor || Some(*seq) == newest_whole);
+        self.whole.retain(|seq, w| {
+            let keep = *seq > floor || Some(*seq) == newest_whole;
+            if !keep {
+                freed += charge(w.rows.len(), width);
+            }
+            keep
+        });
+        self.used = self.used.saturating_sub(freed);
+    }
+
+    /// Makes room for `bytes` more within the memory limit: the oldest
+    /// parts of other snapshots go first, then the oldest whole snapshots
+    /// but the newest and `baseline`.
+    fn make_room(&mut self, bytes: usize, seq: u64, baseline: u64) -> Result<(), ApplyError> {
+        let width = self.lanes.len();
+        while self.used.saturating_add(bytes) > self.memory {
+            let part = self.pending.keys().copied().find(|s| *s != seq);
+            if let Some(old) = part.and_then(|s| self.pending.remove(&s)) {
+                self.used = self.used.saturating_sub(old.charged);
+                continue;
+            }
+            let newest_whole = self.whole.keys().next_back().copied();
+            let whole = self
+                .whole
+                .keys()
+                .copied()
+                .find(|s| Some(*s) != newest_whole && *s != baseline);
+            if let Some(old) = whole.and_then(|s| self.whole.remove(&s)) {
+                self.used = self.used.saturating_sub(charge(old.rows.len(), width));
+                continue;
+            }
+            return Err(ApplyError::OverMemory);
+        }
+        Ok(())
     }
 
     /// What this client holds, to send to the server
@@ -441,7 +541,7 @@ impl<S: DeltaSnapshot> DeltaReceiver<S> {
         };
         let mut snapshot = S::decode(&assembly.header)?;
         let mut rows = Table::empty(self.lanes.len());
-        for part in assembly.parts.iter().flatten() {
+        for part in assembly.parts.values() {
             rows.extend(&part.rows);
         }
         rows.to_items(snapshot.snapshot_items_mut())?;

@@ -242,12 +242,23 @@ impl Session {
     }
 
     /// Server side: what a client holds. Each ack must name a snapshot
-    /// type this server sends; the newest ack per type is kept. Acks cost
-    /// no receive rate: they are a few bytes of state, overwritten, and a
-    /// client sends one a frame.
+    /// type this server sends; the newest ack per type is kept, and only
+    /// what this client was sent counts: an ack of a sequence number it
+    /// never got (another client's, one from the future) is ignored, and
+    /// its `held` bits keep only snapshots it was sent. An ack datagram
+    /// counts against the receive rate like any other (a flood of them is
+    /// dropped, then disconnected).
     fn acks_heard(&mut self, now: Instant, acks: &[SnapshotAck]) {
         if self.role != Role::Server {
             return self.violation(&"snapshot acks from the server");
+        }
+        match self.rate(now) {
+            Rate::Accept => {}
+            Rate::Drop => {
+                self.counters.rate_limited += 1;
+                return;
+            }
+            Rate::Close => return self.flooding(),
         }
         for ack in acks {
             let sendable = match self.config.protocol.kind_of(ack.id) {
@@ -264,9 +275,17 @@ impl Session {
                     ack.id
                 ));
             }
+            let Some(sent) = self.sent_deltas.get(&ack.id).filter(|s| s.has(ack.newest)) else {
+                tracing::trace!(peer = %self.peer, "ack of a snapshot not sent to this client: {ack:?}");
+                continue;
+            };
+            let ack = SnapshotAck {
+                held: sent.mask(ack),
+                ..*ack
+            };
             let held = self.acks.entry(ack.id).or_default();
             if ack.newest >= held.newest {
-                *held = *ack;
+                *held = ack;
             }
         }
         self.last_heard = now;

@@ -241,6 +241,45 @@ pub(super) struct InStream {
     pub(super) finished: bool,
 }
 
+/// The sequence numbers of one snapshot type sent to a client, ascending,
+/// as far back as the server's history reaches (an ack can name no
+/// older baseline the server still has).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SentWindow {
+    sent: VecDeque<u64>,
+}
+
+impl SentWindow {
+    fn mark(&mut self, seq: u64, keep: usize) {
+        if self.sent.back().is_none_or(|last| *last < seq) {
+            self.sent.push_back(seq);
+        }
+        while self.sent.len() > keep.max(1) {
+            self.sent.pop_front();
+        }
+    }
+
+    /// Whether `seq` was sent.
+    pub(super) fn has(&self, seq: u64) -> bool {
+        self.sent.binary_search(&seq).is_ok()
+    }
+
+    /// An ack's `held` bits (bit `k`: `newest − 1 − k`) with every
+    /// sequence number never sent cleared.
+    pub(super) fn mask(&self, ack: &SnapshotAck) -> u64 {
+        let from = ack.newest.saturating_sub(64);
+        let start = self.sent.partition_point(|s| *s < from);
+        let mut sent = 0u64;
+        for s in self.sent.range(start..) {
+            if *s >= ack.newest {
+                break;
+            }
+            sent |= 1 << (ack.newest - 1 - s);
+        }
+        ack.held & sent
+    }
+}
+
 /// One connection's state machine. See the module docs.
 #[derive(Debug)]
 pub struct Session {
@@ -266,8 +305,12 @@ pub struct Session {
     /// Client side: the newest delta snapshot sequence number per message
     /// id; chunks far older are dropped.
     pub(super) delta_newest: HashMap<u32, u64>,
-    /// Server side: what the client last said it holds, per snapshot id.
+    /// Server side: what the client last said it holds, per snapshot id
+    /// (only snapshots it was sent).
     pub(super) acks: HashMap<u32, SnapshotAck>,
+    /// Server side: the delta snapshots sent to this client, per snapshot
+    /// id: an ack may only name these.
+    pub(super) sent_deltas: HashMap<u32, SentWindow>,
     pub(super) rate: Option<RateLimiter>,
     pub(super) events: VecDeque<SessionEvent>,
     /// Message bytes in `events`, bounded by `limits.inbound_queue`.
@@ -335,6 +378,7 @@ impl Session {
             snapshots: SnapshotReceiver::new(),
             delta_newest: HashMap::new(),
             acks: HashMap::new(),
+            sent_deltas: HashMap::new(),
             rate,
             events: VecDeque::new(),
             inbound: 0,
@@ -574,6 +618,17 @@ impl Session {
         if self.config.tap {
             self.taps.push_back(tap());
         }
+    }
+
+    /// Server side: a delta snapshot of type `id` with sequence number
+    /// `seq` was sent to this client, so its ack may name it (an ack of a
+    /// snapshot it was never sent, another client's or one from the
+    /// future, is ignored: a delta is only ever encoded against a snapshot
+    /// its client was sent).
+    /// `history` is how many snapshots the server keeps as baselines:
+    /// an ack further back names none it has.
+    pub fn handle_delta_sent(&mut self, id: u32, seq: u64, history: usize) {
+        self.sent_deltas.entry(id).or_default().mark(seq, history);
     }
 
     /// Server side: what the client last acknowledged holding of snapshot

@@ -316,26 +316,38 @@ fn main() {
     let memory_clients = if quick { 16 } else { MEMORY_CLIENTS };
     let memory = Memory::from_line(&phase(&["memory", &memory_clients.to_string()]));
 
-    let mut cells = Vec::new();
-    for &n in clients {
-        eprintln!("cost table: {n} clients");
-        let mut bench = Bench::start(&clients_rt, n, true, false).0;
-        for &p in players {
-            let mut runs: Vec<(Variant, Run)> =
-                Variant::ALL.iter().map(|&v| (v, Run::default())).collect();
-            for r in 0..rounds {
-                for k in 0..runs.len() {
-                    let (v, pooled) = &mut runs[(k + r) % Variant::ALL.len()];
-                    pooled.absorb(bench.run(*v, p, round));
+    // The cost table, `--runs N` times over (3 unless --quick): the
+    // comparison with bare quinn reports each cell's median ratio.
+    let repeats: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(if quick { 1 } else { 3 });
+    let mut reps: Vec<Vec<Cell>> = Vec::new();
+    for rep in 0..repeats.max(1) {
+        let mut cells = Vec::new();
+        for &n in clients {
+            eprintln!("cost table, run {} of {repeats}: {n} clients", rep + 1);
+            let mut bench = Bench::start(&clients_rt, n, true, false).0;
+            for &p in players {
+                let mut runs: Vec<(Variant, Run)> =
+                    Variant::ALL.iter().map(|&v| (v, Run::default())).collect();
+                for r in 0..rounds {
+                    for k in 0..runs.len() {
+                        let (v, pooled) = &mut runs[(k + r) % Variant::ALL.len()];
+                        pooled.absorb(bench.run(*v, p, round));
+                    }
                 }
+                cells.push(Cell {
+                    clients: n,
+                    players: p,
+                    runs,
+                });
             }
-            cells.push(Cell {
-                clients: n,
-                players: p,
-                runs,
-            });
+            bench.stop();
         }
-        bench.stop();
+        reps.push(cells);
     }
 
     let scale = if quick {
@@ -345,7 +357,7 @@ fn main() {
     };
     let secs = started.elapsed().as_secs_f64();
     let section = Report {
-        cells: &cells,
+        reps: &reps,
         scale: &scale,
         memory: &memory,
         slow: &slow,
