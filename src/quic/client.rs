@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig};
 
 use super::driver::{Capture, drive};
-use super::link::QuinnLink;
 use super::server::stop_endpoint;
 use super::{ClientConfig, ConditionedSocket, StartError};
 use crate::endpoint::{Pinned, client_config, connect_error};
@@ -174,7 +173,7 @@ async fn run(
     capture: Capture,
 ) {
     match endpoint.connect_with(quinn_config, config.server, &config.server_name) {
-        Ok(connecting) => drive(QuinnLink::new(connecting, pinned), cell, None, capture).await,
+        Ok(connecting) => drive(connecting, pinned, cell, None, capture).await,
         Err(e) => {
             cell.lock()
                 .handle_connection_lost(Instant::now(), connect_error(&e));

@@ -5,10 +5,11 @@
 
 use std::future::poll_fn;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use super::link::QuinnLink;
+use super::link::{InputWake, QuinnLink};
+use crate::endpoint::Pinned;
 use crate::proto::ServerShared;
 use crate::proto::SessionCell;
 use crate::proto::pump::Pump;
@@ -30,24 +31,33 @@ pub(crate) type Capture = Option<NoCapture>;
 #[derive(Clone, Debug)]
 pub(crate) enum NoCapture {}
 
-/// Drives the connection of `link` with the session in `cell` (and, on a
-/// server, its admission in `server`) until both are done.
+/// Drives the connection of `connecting` with the session in `cell` (and,
+/// on a server, its admission in `server`) until both are done; `pinned`
+/// for a client that pins the server's certificate.
 pub(crate) async fn drive(
-    mut link: QuinnLink,
+    connecting: quinn::Connecting,
+    pinned: Pinned,
     cell: Arc<SessionCell>,
     server: Option<Arc<ServerShared>>,
     #[cfg_attr(not(feature = "inspect"), allow(unused_variables))] capture: Capture,
 ) {
+    let input = InputWake::new();
+    let io = Waker::from(input.clone());
+    let mut link = QuinnLink::new(connecting, pinned, input.clone());
     let mut pump = Pump::new(cell.clone(), server);
-    // The session's next timer; re-armed after every step.
+    // The session's next timer, re-armed only when it moves.
     let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
+    let mut armed: Option<Instant> = None;
     poll_fn(|cx| {
+        input.set_task(cx.waker());
+        // quinn wakes `io`, which says so, then wakes this task.
+        let mut io_cx = Context::from_waker(&io);
         for _ in 0..STEPS_PER_POLL {
             // Registered before the step, so an application wake during it
             // schedules this task again.
             let _ = cell.take_notified(Some(cx.waker()));
             let now = Instant::now();
-            let step = pump.step(now, cx, &mut link);
+            let step = pump.step(now, &mut io_cx, &mut link);
             #[cfg(feature = "inspect")]
             if let Some(capture) = &capture {
                 super::capture::record(capture, &mut cell.lock(), now);
@@ -58,16 +68,15 @@ pub(crate) async fn drive(
             if step.busy {
                 continue;
             }
-            match step.wake_at {
-                Some(at) => {
+            if let Some(at) = step.wake_at {
+                if armed != Some(at) {
+                    armed = Some(at);
                     timer.as_mut().reset(at.into());
-                    if timer.as_mut().poll(cx).is_ready() {
-                        continue;
-                    }
                 }
-                None => timer
-                    .as_mut()
-                    .reset((now + Duration::from_secs(3600)).into()),
+                if timer.as_mut().poll(cx).is_ready() {
+                    armed = None;
+                    continue;
+                }
             }
             return Poll::Pending;
         }

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig, Incoming, VarInt};
 
 use super::driver::{Capture, drive};
-use super::link::QuinnLink;
 use super::{CertHash, ConditionedSocket, ServerConfig, StartError};
 use crate::endpoint::{link_closed, server_config};
 use crate::proto::{
@@ -210,15 +209,7 @@ async fn connection(incoming: Incoming, shared: Arc<ServerShared>, capture: Capt
     let now = Instant::now();
     let cell = shared.new_session(incoming.remote_address(), now);
     match incoming.accept() {
-        Ok(connecting) => {
-            drive(
-                QuinnLink::new(connecting, None),
-                cell,
-                Some(shared),
-                capture,
-            )
-            .await
-        }
+        Ok(connecting) => drive(connecting, None, cell, Some(shared), capture).await,
         Err(e) => {
             cell.lock()
                 .handle_connection_lost(now, link_closed(&e).into());

@@ -101,6 +101,9 @@ pub(crate) struct Pump<S, R> {
     unordered: VecDeque<Unordered<S>>,
     /// A datagram the transport had no room for: it goes first next time.
     held: Option<Bytes>,
+    /// The inputs must be polled at the next step whatever woke it: a
+    /// bound was hit, or a stream's bytes were left for want of room.
+    inputs_due: bool,
 }
 
 impl<S, R> core::fmt::Debug for Pump<S, R> {
@@ -128,6 +131,7 @@ impl<S, R> Pump<S, R> {
             control_send: None,
             unordered: VecDeque::new(),
             held: None,
+            inputs_due: true,
         }
     }
 
@@ -154,10 +158,14 @@ impl<S, R> Pump<S, R> {
         let cell = self.cell.clone();
         {
             let mut session = cell.lock();
-            if !self.gone {
+            // The transport is polled when it may have something, or when
+            // the last step left some: a step the application woke to send
+            // skips it (every poll takes the transport's locks).
+            let woke = t.take_input_wake() || self.inputs_due;
+            if !self.gone && woke {
                 self.connection(now, cx, t, &mut session);
             }
-            if self.connected && !self.gone {
+            if self.connected && !self.gone && woke {
                 let (b, m) = self.inputs(now, cx, t, &mut session);
                 busy |= b;
                 moved |= m;
@@ -227,6 +235,7 @@ impl<S, R> Pump<S, R> {
         session: &mut crate::proto::Session,
     ) -> (bool, bool) {
         let (mut busy, mut moved) = (false, false);
+        let mut deferred = false;
         let mut taken = 0;
         while let Poll::Ready(Some(datagram)) = t.poll_datagram(cx) {
             session.handle_datagram(now, datagram);
@@ -254,6 +263,9 @@ impl<S, R> Pump<S, R> {
             let id = *id;
             let mut ended = false;
             let mut reads = 0;
+            // A stream not read now for want of room is read again when
+            // the application makes room (and wakes the driver).
+            deferred |= !session.wants_stream_bytes(id);
             while session.wants_stream_bytes(id) {
                 if reads == READS_PER_STREAM {
                     busy = true;
@@ -287,6 +299,7 @@ impl<S, R> Pump<S, R> {
                 i += 1;
             }
         }
+        self.inputs_due = busy || deferred;
         (busy, moved)
     }
 
@@ -320,7 +333,11 @@ impl<S, R> Pump<S, R> {
                     // A receiving half opened here is read in the next step,
                     // which also registers the waker for its bytes: step
                     // again, or the peer's answer would wait for a timer.
-                    Opening::Open => busy |= self.recv.len() > reading,
+                    Opening::Open => {
+                        let opened = self.recv.len() > reading;
+                        busy |= opened;
+                        self.inputs_due |= opened;
+                    }
                     Opening::Wait => {
                         if !control {
                             gate.get_or_insert(out.priority);

@@ -84,6 +84,14 @@ pub(crate) trait Transport {
 
     /// The transport's figures for the session's stats.
     fn path_stats(&self) -> PathStats;
+
+    /// Whether anything may have arrived since the last call: an adapter
+    /// that knows which of its wakers fired says `false` when only the
+    /// application woke the driver (a send), and the pump then skips
+    /// polling its inputs. The default: always poll them.
+    fn take_input_wake(&mut self) -> bool {
+        true
+    }
 }
 
 /// A stream the peer opened.
