@@ -762,9 +762,9 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
             const WIDE_COUNT: bool = true;
 
             /// The whole input must be the memory image: one length check,
-            /// one copy.
+            /// one copy. Every decode entry point comes here.
             #[inline(always)]
-            fn decode(__bytes: &'__de [u8]) -> ::core::result::Result<Self, ::zao::DecodeError> {
+            fn decode_whole(__bytes: &'__de [u8], __max_message: usize) -> ::core::result::Result<Self, ::zao::DecodeError> {
                 const __N: usize = ::core::mem::size_of::<#ident>();
                 // A small value goes through words, which keeps it in
                 // registers (`__zao_from_image`).
@@ -773,18 +773,31 @@ fn decode_struct(input: &Input, set: &FieldSet) -> TokenStream {
                     // `Result` of the image: that one kept the value in a
                     // stack slot again.
                     return match <&[u8; __N]>::try_from(__bytes) {
-                        ::core::result::Result::Ok(__image) => ::core::result::Result::Ok(
-                            Self::__zao_from_image(__image),
-                        ),
-                        ::core::result::Result::Err(_) => ::core::result::Result::Err(
-                            ::zao::__private::blit::blit_len_error(__bytes.len(), __N),
+                        ::core::result::Result::Ok(__image) if __N <= __max_message => {
+                            ::core::result::Result::Ok(Self::__zao_from_image(__image))
+                        }
+                        _ => ::core::result::Result::Err(
+                            ::zao::__private::blit::blit_len_error(__bytes.len(), __N, __max_message),
                         ),
                     };
                 }
-                if ::core::cfg!(target_endian = "little") && __N <= ::zao::DecodeLimits::DEFAULT.max_message {
-                    return ::zao::__private::blit::decode_blit_exact::<Self, __N>(__bytes);
+                if ::core::cfg!(target_endian = "little") {
+                    return match ::zao::__private::blit::decode_blit_exact::<Self, __N>(__bytes) {
+                        ::core::result::Result::Ok(__value) if __N <= __max_message => {
+                            ::core::result::Result::Ok(__value)
+                        }
+                        _ => ::core::result::Result::Err(
+                            ::zao::__private::blit::blit_len_error(__bytes.len(), __N, __max_message),
+                        ),
+                    };
                 }
-                <Self as ::zao::Decode<'__de>>::decode_with_limits(__bytes, ::zao::DecodeLimits::DEFAULT)
+                if __bytes.len() > __max_message {
+                    return ::core::result::Result::Err(::zao::DecodeError::MessageTooLarge);
+                }
+                let mut __r = ::zao::Reader::new(__bytes);
+                let __value = <Self as ::zao::Decode<'__de>>::decode_from(&mut __r)?;
+                __r.finish()?;
+                ::core::result::Result::Ok(__value)
             }
 
             #[inline(always)]

@@ -398,8 +398,26 @@ macro_rules! appender {
                     return false;
                 }
                 self.buf.extend_from_slice(head);
-                self.buf.extend_from_slice(src);
+                self.extend_run(src);
                 true
+            }
+
+            /// Appends a run that has room, as `blit::copy_run` copies one:
+            /// in pieces where its destination would sit just above its
+            /// source modulo 4 KiB.
+            #[inline(always)]
+            fn extend_run(&mut self, src: &[u8]) {
+                let at = self.buf.as_ptr().wrapping_add(self.buf.len());
+                if src.len() >= super::blit::STRING_COPY_MIN
+                    && super::blit::near_aliasing(at, src.as_ptr())
+                {
+                    core::hint::cold_path();
+                    for piece in src.chunks(super::blit::PIECE) {
+                        self.buf.extend_from_slice(piece);
+                    }
+                } else {
+                    self.buf.extend_from_slice(src);
+                }
             }
 
             /// Appends `src`; a short one with no branch on its length if
@@ -433,7 +451,7 @@ macro_rules! appender {
                         }
                     }
                 } else {
-                    self.buf.extend_from_slice(src);
+                    self.extend_run(src);
                 }
             }
         }

@@ -285,7 +285,7 @@ impl<'a> Writer<'a> {
                 let (h, body) = dst.split_at_mut(H);
                 h.copy_from_slice(&head);
                 if wide {
-                    body.copy_from_slice(src);
+                    super::blit::copy_run(body, src);
                 } else {
                     copy_bytes(body, src);
                 }
@@ -454,8 +454,9 @@ pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     if n > INLINE_COPY || n != dst.len() {
         // A long run is one `memcpy`, whatever its length
-        // (docs/DECISIONS.md, "A long run is copied whole").
-        dst.copy_from_slice(src);
+        // (docs/DECISIONS.md, "A long run is copied whole"), but where its
+        // placement would stall it (`blit::copy_run`).
+        super::blit::copy_run(dst, src);
         return;
     }
     fn two<const K: usize>(dst: &mut [u8], src: &[u8]) {

@@ -201,8 +201,31 @@ where
     let mut warm = T::clone(value);
     assert_eq!(warm.decode_in_place(bytes.as_ref()), Ok(()));
     let input = Aligned::copy_of(bytes.as_ref());
+    let mut warm_limits = T::clone(value);
     case.push(L::NAME, Op::DecodeInPlace, move || {
         std::hint::black_box(&mut warm).decode_in_place(std::hint::black_box(input.as_ref()))
+    });
+    // Limits a server chose (here equal to the defaults), held as a
+    // server holds its config: a value the closure owns, read at each call,
+    // not a constant the compiler can fold. Every entry point must cost
+    // what `decode` and `decode_in_place` do.
+    let limits = std::hint::black_box(zao::DecodeLimits {
+        max_message: zao::DecodeLimits::DEFAULT.max_message,
+        ..zao::DecodeLimits::DEFAULT
+    });
+    let input = Aligned::copy_of(bytes.as_ref());
+    let i = Aligned::copy_of(bytes.as_ref());
+    assert_eq!(
+        T::decode_with_limits(i.as_ref(), limits).as_ref(),
+        Ok(&**value)
+    );
+    // `.ok()`, as the decode row's `Lib::decode` returns.
+    case.push(L::NAME, Op::DecodeLimits, move || {
+        T::decode_with_limits(std::hint::black_box(i.as_ref()), limits).ok()
+    });
+    case.push(L::NAME, Op::DecodeInPlaceLimits, move || {
+        std::hint::black_box(&mut warm_limits)
+            .decode_in_place_with_limits(std::hint::black_box(input.as_ref()), limits)
     });
     bytes
 }

@@ -39,17 +39,25 @@ pub(crate) enum Op {
     DecodeBorrowed,
     /// rkyv: validated zero-copy access to the archived value, no owned value.
     Access,
+    /// Zao: `decode_with_limits` with limits from a value (the default
+    /// ones, not known at compile time): what a server that sets its own
+    /// limits calls.
+    DecodeLimits,
+    /// Zao: `decode_in_place_with_limits`, the same way.
+    DecodeInPlaceLimits,
 }
 
 impl Op {
     /// Every operation, in report order.
-    pub(crate) const ALL: [Op; 6] = [
+    pub(crate) const ALL: [Op; 8] = [
         Op::EncodeFresh,
         Op::EncodeReuse,
         Op::Decode,
         Op::DecodeInPlace,
         Op::DecodeBorrowed,
         Op::Access,
+        Op::DecodeLimits,
+        Op::DecodeInPlaceLimits,
     ];
 
     /// The label in criterion ids and in the report.
@@ -61,6 +69,8 @@ impl Op {
             Self::DecodeInPlace => "decode-in-place",
             Self::DecodeBorrowed => "decode-borrowed",
             Self::Access => "access-validated",
+            Self::DecodeLimits => "decode-with-limits",
+            Self::DecodeInPlaceLimits => "decode-in-place-with-limits",
         }
     }
 

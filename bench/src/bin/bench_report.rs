@@ -45,6 +45,8 @@
 // crashed server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+#[path = "../placement.rs"]
+mod placement;
 #[path = "../../benches/support/mod.rs"]
 mod support;
 #[path = "../../benches/support/text_sizes.rs"]
@@ -78,6 +80,11 @@ const HOLD: f64 = 1.00;
 const TIE: f64 = 1.03;
 /// ... that is, within this factor of the raw copy.
 const AT_FLOOR: f64 = 1.1;
+/// Each `_with_limits` decode against its plain form (issue 45): within 5 %.
+const LIMITS_SAME: f64 = 1.05;
+/// A blittable run's copy at its worst placement against its best (issue
+/// 45): within this factor.
+const PLACEMENT_SLACK: f64 = 1.5;
 /// Target (c): Zao within this factor of the raw copy.
 const RAW_SLACK: f64 = 1.2;
 /// Target (b): borrowed decode against the best owned decode.
@@ -213,6 +220,15 @@ fn main() {
 /// and `rounds\tcase\tlib\top\tns,ns,...` lines; the report reads the
 /// rounds.
 fn worker(filter: &Filter) {
+    if filter.case(Kind::WorldSnapshot(placement::PLAYERS)) && filter.libs.is_empty() {
+        eprintln!("  placement sweep");
+        for s in placement::sweep() {
+            println!(
+                "placement\t{}\t{}\t{}\t{}\t{}",
+                s.row, s.best, s.best_at, s.worst, s.worst_at
+            );
+        }
+    }
     for kind in KINDS.into_iter().filter(|&k| filter.case(k)) {
         let case = kind.build();
         for (lib, bytes) in &case.wire {
@@ -475,6 +491,7 @@ fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
     // Every row's rounds, one list per process (its `time` line is their
     // median, so the report derives it rather than reading it).
     let mut rounds: Vec<(String, String, Op, Vec<Vec<f64>>)> = Vec::new();
+    let mut sweeps: Vec<Placed> = Vec::new();
     for p in 0..PROCESSES {
         eprintln!("process {} of {PROCESSES}", p + 1);
         let out = Command::new(layouts.exe(p))
@@ -490,6 +507,21 @@ fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
             match f[0] {
                 "wire" if p == 0 => {
                     wire.push((f[1].to_owned(), f[2].to_owned(), f[3].parse().unwrap()))
+                }
+                "placement" => {
+                    let run = (
+                        f[2].parse().unwrap(),
+                        f[3].parse().unwrap(),
+                        f[4].parse().unwrap(),
+                        f[5].parse().unwrap(),
+                    );
+                    match sweeps.iter_mut().find(|t| t.row == f[1]) {
+                        Some(t) => t.runs.push(run),
+                        None => sweeps.push(Placed {
+                            row: f[1].to_owned(),
+                            runs: vec![run],
+                        }),
+                    }
                 }
                 "rounds" => {
                     let op = Op::from_label(f[3]).unwrap();
@@ -575,7 +607,7 @@ fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
         fs::write(path, tsv).expect("write --save file");
     }
 
-    let targets = targets(&results);
+    let targets = targets(&results, &sweeps);
     print_summary(&results, &targets);
     if !filter.cases.is_empty() || !filter.libs.is_empty() || !filter.ops.is_empty() {
         println!("a selection was measured: BENCHMARKS.md is left as it is");
@@ -733,6 +765,37 @@ fn allocation_counts(root: &Path) -> Vec<(String, String, Op, f64, f64)> {
         .collect()
 }
 
+/// One row of the placement sweep, per process: the best distance's ns and
+/// the distance, the worst's and its distance.
+struct Placed {
+    row: String,
+    runs: Vec<(f64, usize, f64, usize)>,
+}
+
+impl Placed {
+    /// Worst over best, the median over the processes.
+    fn ratio(&self) -> f64 {
+        median(self.runs.iter().map(|r| r.2 / r.0).collect())
+    }
+
+    fn line(&self) -> String {
+        let ratios: Vec<f64> = self.runs.iter().map(|r| r.2 / r.0).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        let worst_at: Vec<String> = self.runs.iter().map(|r| r.3.to_string()).collect();
+        format!(
+            "{}: best {} ns, worst {} ns (at distances {}): worst/best {} (processes {:.2}–{:.2})",
+            self.row,
+            ns(median(self.runs.iter().map(|r| r.0).collect())),
+            ns(median(self.runs.iter().map(|r| r.2).collect())),
+            worst_at.join(", "),
+            times(self.ratio(), &[PLACEMENT_SLACK]),
+            lo,
+            hi
+        )
+    }
+}
+
 /// One target's verdict, with a line of evidence per case.
 struct Target {
     title: String,
@@ -744,7 +807,7 @@ fn verdict(holds: bool) -> &'static str {
     if holds { "holds" } else { "MISSES" }
 }
 
-fn targets(results: &[CaseResult]) -> Vec<Target> {
+fn targets(results: &[CaseResult], sweeps: &[Placed]) -> Vec<Target> {
     let mut out = Vec::new();
     let reference = || {
         results
@@ -958,6 +1021,84 @@ fn targets(results: &[CaseResult]) -> Vec<Target> {
         holds,
         lines,
     });
+
+    // (i) Every decode entry point costs the same for the same limits: a
+    // server that sets its own limits calls the `_with_limits` forms.
+    let mut lines = Vec::new();
+    let mut holds = true;
+    for r in reference() {
+        for (with, plain) in [
+            (Op::DecodeLimits, Op::Decode),
+            (Op::DecodeInPlaceLimits, Op::DecodeInPlace),
+        ] {
+            let (Some(a), Some(b), Some(paired)) = (
+                r.row(ZAO, with),
+                r.row(ZAO, plain),
+                r.ratio((ZAO, with), (ZAO, plain)),
+            ) else {
+                continue;
+            };
+            let ok = paired.median <= LIMITS_SAME;
+            holds &= ok;
+            lines.push(format!(
+                "{} {}: {} ns ±{} vs {} {} ns ±{}: {} {}: {}",
+                r.name,
+                with.label(),
+                ns(a.ns),
+                pct(a.spread()),
+                plain.label(),
+                ns(b.ns),
+                pct(b.spread()),
+                times(paired.median, &[LIMITS_SAME]),
+                paired.range(),
+                verdict(ok)
+            ));
+        }
+    }
+    out.push(Target {
+        title: format!(
+            "(i) every decode entry point costs the same for the same limits: \
+             `decode_with_limits` ≤ {LIMITS_SAME:.2}× `decode` and \
+             `decode_in_place_with_limits` ≤ {LIMITS_SAME:.2}× `decode_in_place` \
+             (the limits read from a value, not a constant) on every case"
+        ),
+        holds,
+        lines,
+    });
+
+    // (j) A blittable run's copy wherever the allocator put the buffers.
+    if !sweeps.is_empty() {
+        let mut lines = Vec::new();
+        let mut holds = true;
+        for sweep in sweeps {
+            let judged = sweep.row.starts_with("zao");
+            let ok = sweep.ratio() <= PLACEMENT_SLACK;
+            if judged {
+                holds &= ok;
+            }
+            let tail = if judged {
+                verdict(ok).to_owned()
+            } else if ok {
+                "no bad window on this host".to_owned()
+            } else {
+                "this host has a bad window".to_owned()
+            };
+            lines.push(format!("{}: {tail}", sweep.line()));
+        }
+        out.push(Target {
+            title: format!(
+                "(j) a blittable run's copy at its worst placement within \
+                 {PLACEMENT_SLACK:.1}× of its best: `WorldSnapshot({})` encoded into a \
+                 slice and decoded in place with (destination − source) mod 4096 swept \
+                 over every {}th byte, the plain copy beside them (not judged) saying \
+                 whether this host has a bad window at all",
+                placement::PLAYERS,
+                placement::STEP
+            ),
+            holds,
+            lines,
+        });
+    }
 
     // (f) Encode into a new buffer.
     let mut lines = Vec::new();
@@ -1352,6 +1493,16 @@ fn case_table(w: &mut String, r: &CaseResult) {
             ZAO,
             Op::DecodeInPlace,
             "zao `decode_in_place` (warmed value)",
+        ),
+        (
+            ZAO,
+            Op::DecodeLimits,
+            "zao `decode_with_limits` (limits from a value)",
+        ),
+        (
+            ZAO,
+            Op::DecodeInPlaceLimits,
+            "zao `decode_in_place_with_limits` (warmed value, limits from a value)",
         ),
         (ZAO, Op::DecodeBorrowed, "zao borrowed (`SpawnEntityRef`)"),
         (
