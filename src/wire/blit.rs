@@ -198,18 +198,27 @@ pub const STRING_COPY_MIN: usize = 2048;
 pub const PIECE: usize = 1024;
 
 /// Whether `dst` sits just above `src` modulo 4 KiB: `(dst − src) mod 4096`
-/// in `1..256`. On AMD cores of the Zen 2 kind, glibc's `rep movsb` copy
-/// stalls there (4K aliasing: the copy's loads run ahead into addresses
-/// whose low 12 bits its own stores just wrote): `WorldSnapshot(1024)`
-/// encoded into a caller slice took 9 000 ns at a distance of 24, against
-/// 400 at 136 or 696, measured outside this repository. A caller cannot
-/// choose where the allocator puts its buffer.
+/// in `1..WINDOW`. There, glibc's
+/// `rep movsb` copy runs slowly on AMD cores: its loads run ahead into
+/// addresses whose low 12 bits its own stores just wrote (4K aliasing).
+/// On a Zen 2 EPYC, `WorldSnapshot(1024)` encoded into a caller slice took
+/// 9 000 ns at a distance of 24, against 400 at 136 or 696 (measured
+/// outside this repository); on the Zen 5 EPYC that wrote BENCHMARKS.md, a
+/// 16 KiB copy at any such distance under about 1 KiB takes 1.5× the time
+/// it takes at a multiple of 64 or farther (the report's placement sweep:
+/// no catastrophe there, and the pieces' gain under 256 bytes is within
+/// that host's noise, their loss past about 700 bytes is not).
+/// A caller cannot choose where the allocator puts its buffer.
 #[inline(always)]
 #[must_use]
 pub fn near_aliasing(dst: *const u8, src: *const u8) -> bool {
     let distance = (dst as usize).wrapping_sub(src as usize) & 4095;
-    distance != 0 && distance < 256
+    distance != 0 && distance < WINDOW
 }
+
+/// How far above its source modulo 4 KiB a destination may sit and be in
+/// the bad window ([`near_aliasing`]).
+pub const WINDOW: usize = 256;
 
 /// `dst.copy_from_slice(src)` for a run (equal lengths), routed around the
 /// bad window ([`near_aliasing`]): a long run whose destination sits just
@@ -227,6 +236,10 @@ pub fn copy_run(dst: &mut [u8], src: &[u8]) {
 #[inline(never)]
 #[cold]
 fn copy_in_pieces(dst: &mut [u8], src: &[u8]) {
+    // Pieces of 1 KiB, front to back. (Back to front a cache line at a
+    // time, so that no load reads where a store just went, took 210 ns
+    // for 16 KiB against 140 for one `memcpy`: baseline x86-64 has no
+    // vector wider than 16 bytes outside glibc's own code.)
     for (d, s) in dst.chunks_mut(PIECE).zip(src.chunks(PIECE)) {
         d.copy_from_slice(s);
     }
@@ -352,7 +365,7 @@ mod tests {
                 let dst = &mut buf[off..off + len];
                 assert_eq!(
                     near_aliasing(dst.as_ptr(), src.as_ptr()),
-                    (1..256).contains(&distance)
+                    distance != 0 && distance < WINDOW
                 );
                 dst.fill(0);
                 copy_run(dst, &src[..len]);

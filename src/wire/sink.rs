@@ -404,16 +404,21 @@ macro_rules! appender {
 
             /// Appends a run that has room, as `blit::copy_run` copies one:
             /// in pieces where its destination would sit just above its
-            /// source modulo 4 KiB.
+            /// source modulo 4 KiB. That path zero-fills, then copies into
+            /// the slice: appending the pieces instead, or handing the
+            /// buffer to a function out of line, kept the buffer's fields
+            /// in memory on the hot path too (`WorldSnapshot(32)`
+            /// encode-fresh 9.6 ns to 16.5, `SpawnEntity` 7.8 to 17).
             #[inline(always)]
             fn extend_run(&mut self, src: &[u8]) {
-                let at = self.buf.as_ptr().wrapping_add(self.buf.len());
+                let start = self.buf.len();
+                let at = self.buf.as_ptr().wrapping_add(start);
                 if src.len() >= super::blit::STRING_COPY_MIN
                     && super::blit::near_aliasing(at, src.as_ptr())
                 {
-                    core::hint::cold_path();
-                    for piece in src.chunks(super::blit::PIECE) {
-                        self.buf.extend_from_slice(piece);
+                    self.buf.resize(start + src.len(), 0);
+                    if let Some(dst) = self.buf.get_mut(start..) {
+                        super::blit::copy_run(dst, src);
                     }
                 } else {
                     self.buf.extend_from_slice(src);

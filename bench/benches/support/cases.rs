@@ -1,5 +1,5 @@
 //! The benchmark cases: which value, which libraries. Every library goes
-//! through [`harness::rows`](super::harness::rows) on the same value of the
+//! through [`harness::rows`] on the same value of the
 //! same type (the mirror types of `peers.rs`, or the nested workload's);
 //! Zao adds its in-place and borrowed decodes and, for information, its rows
 //! on its own `zao_messages` types; rkyv adds its validated access, the raw
