@@ -332,6 +332,7 @@ fn l6_ticks_usable_before_render_time() {
 /// with snapshots of several chunks.
 fn exact(name: &str, link: LinkSpec, connect: Option<LinkSpec>, seconds: u32) -> Report {
     let hz = 30;
+    let loss = link.loss;
     let mut run = Run::new(12, &[link.clone(), link], connect, 600, hz);
     run.play(seconds, hz);
     run.report.print(name);
@@ -340,8 +341,16 @@ fn exact(name: &str, link: LinkSpec, connect: Option<LinkSpec>, seconds: u32) ->
     // The server only names baselines a client acknowledged and still keeps.
     assert_eq!(r.missing_baseline, 0, "{name}");
     assert!(r.most_chunks > 1, "{name}: snapshots of several chunks");
+    // A snapshot completes only when every chunk of it arrives (datagrams
+    // are not resent): at least (1 − loss)^chunks of the ticks for the
+    // largest snapshots, less a quarter for chance.
+    let floor = 0.75 * (1.0 - loss).powi(r.most_chunks as i32) * r.ticks as f64;
     for (i, done) in r.completed.iter().enumerate() {
-        assert!(*done > 0, "{name}: client {i} completed no snapshot");
+        assert!(
+            *done as f64 >= floor,
+            "{name}: client {i} completed {done} snapshots of {}, under {floor:.0}",
+            r.ticks
+        );
     }
     r
 }
@@ -421,7 +430,13 @@ fn a_client_never_applies_a_delta_to_a_baseline_it_lacks() {
     run.play(8, hz);
     run.report.print("short client history");
     assert!(run.report.missing_baseline > 0);
-    assert!(run.report.snapshots_checked > 20);
+    // Until the server hears the client's first ack (a round trip, 1.5 s,
+    // 90 ticks) it sends keyframes, each applied: at least 90 % of them.
+    assert!(
+        run.report.snapshots_checked >= 81,
+        "{} snapshots applied",
+        run.report.snapshots_checked
+    );
     // A chunk naming a baseline no receiver ever held.
     let mut fresh = DeltaReceiver::<EntitySnapshot>::new();
     let chunk = delta_chunk_against(&mut run, 5).expect("a delta chunk");

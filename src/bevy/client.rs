@@ -17,7 +17,7 @@ use super::state::{ClientEdges, ZaoClientState};
 pub(crate) enum ClientTransport {
     /// Real QUIC over UDP.
     Quic(crate::quic::Client),
-    /// The simulated network ([`testing`](super::testing)).
+    /// The simulated network ([`ZaoSimNetwork`](super::testing::ZaoSimNetwork)).
     #[cfg(feature = "sim")]
     Sim(crate::sim::SimClient),
     /// In memory, to the server of this same App (a listen server).

@@ -274,7 +274,7 @@ fn start_transport(
     protocol: crate::proto::Protocol,
 ) -> Result<ServerTransport, StartError> {
     #[cfg(feature = "sim")]
-    if let Some(net) = world.get_resource::<super::testing::ZaoSimNetwork>() {
+    if let Some(net) = world.get_resource::<super::sim_network::ZaoSimNetwork>() {
         let mut config = crate::sim::SimServerConfig::new(protocol);
         config.limits = settings.limits;
         config.auth = settings.auth;
@@ -307,7 +307,7 @@ fn stop_server(world: &mut World) {
     let known = server.known();
     server.shutdown();
     #[cfg(feature = "sim")]
-    if let Some(net) = world.get_resource::<super::testing::ZaoSimNetwork>() {
+    if let Some(net) = world.get_resource::<super::sim_network::ZaoSimNetwork>() {
         net.lock().stop_server();
     }
     for (client, entity) in known {
@@ -365,9 +365,9 @@ fn connect_transport(
     protocol: crate::proto::Protocol,
 ) -> Result<ClientTransport, StartError> {
     #[cfg(feature = "sim")]
-    if let Some(net) = world.get_resource::<super::testing::ZaoSimNetwork>() {
+    if let Some(net) = world.get_resource::<super::sim_network::ZaoSimNetwork>() {
         let link = world
-            .get_resource::<super::testing::ZaoSimLink>()
+            .get_resource::<super::sim_network::ZaoSimLink>()
             .cloned()
             .unwrap_or_default();
         let mut config = crate::sim::SimClientConfig::new(protocol);

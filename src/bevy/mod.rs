@@ -42,6 +42,8 @@ mod protocol;
 mod sender;
 mod server;
 mod set;
+#[cfg(feature = "sim")]
+mod sim_network;
 mod snapshots;
 mod state;
 #[cfg(feature = "sim")]

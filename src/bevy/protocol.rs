@@ -1,7 +1,8 @@
 //! The shared registration: server and client call the same
 //! `add_zao_channel` / `add_zao_message` / `add_zao_snapshot` lines, which
 //! build the protocol both sides compare at connect time, the Bevy
-//! messages, and the systems that move each type.
+//! messages, and the systems that move each type (the receive side's
+//! decoders here, the send systems beside the senders in `sender.rs`).
 
 use std::collections::HashMap;
 
@@ -11,16 +12,14 @@ use bevy_ecs::prelude::*;
 use crate::DecodeError;
 use crate::proto::{
     Channel, ChannelKind, ClientId, DeltaSnapshot, Direction, JitterConfig, Protocol, Received,
-    SendError, Snapshot,
+    Snapshot,
 };
 
-use super::messages::{
-    FromClient, FromServer, NetworkMessage, SendFailed, ToClients, ToServer, ZaoSendError,
-};
+use super::messages::{FromClient, FromServer, NetworkMessage, ToClients, ToServer};
 use super::plugin::init;
+use super::sender::{send_snapshots, send_to_clients, send_to_server};
 use super::set::{SendStep, ZaoSet};
 use super::snapshots::{SnapshotApplied, ZaoSnapshots, receive_delta};
-use super::{ZaoClient, ZaoServer};
 
 /// Decodes a received message from a client and writes it as a
 /// `FromClient<T>`: one per registered type, found by id.
@@ -352,84 +351,4 @@ fn decode_from_server<T: NetworkMessage>(
     let message = received.decode::<T>()?;
     world.write_message(FromServer(message));
     Ok(())
-}
-
-/// Sends this update's `ToClients<T>`; each failure becomes a
-/// [`SendFailed`].
-fn send_to_clients<T: NetworkMessage>(
-    server: Option<ResMut<ZaoServer>>,
-    protocol: Res<ZaoProtocol>,
-    mut outbox: MessageReader<ToClients<T>>,
-    mut failed: MessageWriter<SendFailed>,
-) {
-    let Some(mut server) = server else {
-        fail_all(outbox.read().count(), T::NAME, &mut failed);
-        return;
-    };
-    for ToClients { target, message } in outbox.read() {
-        if let Err(error) = server.send(&protocol, message, target) {
-            report(T::NAME, error, &mut failed);
-        }
-    }
-}
-
-/// Sends this update's snapshots, chunked.
-fn send_snapshots<T: NetworkMessage + Snapshot>(
-    server: Option<ResMut<ZaoServer>>,
-    protocol: Res<ZaoProtocol>,
-    mut outbox: MessageReader<ToClients<T>>,
-    mut failed: MessageWriter<SendFailed>,
-) {
-    let Some(mut server) = server else {
-        fail_all(outbox.read().count(), T::NAME, &mut failed);
-        return;
-    };
-    for ToClients { target, message } in outbox.read() {
-        if let Err(error) = server.send_snapshot(&protocol, message, target) {
-            report(T::NAME, error, &mut failed);
-        }
-    }
-}
-
-/// Sends this update's `ToServer<T>`.
-fn send_to_server<T: NetworkMessage>(
-    client: Option<ResMut<ZaoClient>>,
-    protocol: Res<ZaoProtocol>,
-    mut outbox: MessageReader<ToServer<T>>,
-    mut failed: MessageWriter<SendFailed>,
-) {
-    let Some(mut client) = client else {
-        fail_all(outbox.read().count(), T::NAME, &mut failed);
-        return;
-    };
-    for ToServer(message) in outbox.read() {
-        if let Err(error) = client.send(&protocol, message) {
-            report(T::NAME, error, &mut failed);
-        }
-    }
-}
-
-fn fail_all(count: usize, name: &'static str, failed: &mut MessageWriter<SendFailed>) {
-    for _ in 0..count {
-        report(name, ZaoSendError::NotRunning, failed);
-    }
-}
-
-/// A failed send is a message for game code, and a log line: debug when
-/// routine (a slow client's full backlog, a peer not connected), warn when
-/// it is this side's mistake (too large, not registered).
-fn report(name: &'static str, error: ZaoSendError, failed: &mut MessageWriter<SendFailed>) {
-    match &error {
-        ZaoSendError::NotRunning
-        | ZaoSendError::Transport(
-            SendError::QueueFull | SendError::NotConnected | SendError::ClientNotConnected(_),
-        ) => {
-            tracing::debug!("zao: {name} not sent: {error}");
-        }
-        _ => tracing::warn!("zao: {name} not sent: {error}"),
-    }
-    failed.write(SendFailed {
-        message: name,
-        error,
-    });
 }

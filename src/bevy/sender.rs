@@ -1,12 +1,16 @@
-//! Sending with results: system parameters that encode a borrowed value
-//! straight into the transport.
+//! Sending: system parameters that encode a borrowed value straight into
+//! the transport with a result, and the systems that send each type's
+//! `ToClients<T>` / `ToServer<T>` messages (registered by `protocol.rs`),
+//! failures written as [`SendFailed`].
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 
-use crate::proto::{DeltaSent, DeltaSnapshot, Snapshot};
+use crate::proto::{DeltaSent, DeltaSnapshot, SendError, Snapshot};
 
-use super::messages::{NetworkMessage, Room, SendTarget, ZaoSendError};
+use super::messages::{
+    NetworkMessage, Room, SendFailed, SendTarget, ToClients, ToServer, ZaoSendError,
+};
 use super::protocol::ZaoProtocol;
 use super::{ZaoClient, ZaoServer};
 use crate::proto::ClientId;
@@ -145,4 +149,84 @@ impl ZaoClientSender<'_> {
     pub fn is_connected(&self) -> bool {
         self.client.as_ref().is_some_and(|c| c.is_connected())
     }
+}
+
+/// Sends this update's `ToClients<T>`; each failure becomes a
+/// [`SendFailed`].
+pub(super) fn send_to_clients<T: NetworkMessage>(
+    server: Option<ResMut<ZaoServer>>,
+    protocol: Res<ZaoProtocol>,
+    mut outbox: MessageReader<ToClients<T>>,
+    mut failed: MessageWriter<SendFailed>,
+) {
+    let Some(mut server) = server else {
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
+        return;
+    };
+    for ToClients { target, message } in outbox.read() {
+        if let Err(error) = server.send(&protocol, message, target) {
+            report(T::NAME, error, &mut failed);
+        }
+    }
+}
+
+/// Sends this update's snapshots, chunked.
+pub(super) fn send_snapshots<T: NetworkMessage + Snapshot>(
+    server: Option<ResMut<ZaoServer>>,
+    protocol: Res<ZaoProtocol>,
+    mut outbox: MessageReader<ToClients<T>>,
+    mut failed: MessageWriter<SendFailed>,
+) {
+    let Some(mut server) = server else {
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
+        return;
+    };
+    for ToClients { target, message } in outbox.read() {
+        if let Err(error) = server.send_snapshot(&protocol, message, target) {
+            report(T::NAME, error, &mut failed);
+        }
+    }
+}
+
+/// Sends this update's `ToServer<T>`.
+pub(super) fn send_to_server<T: NetworkMessage>(
+    client: Option<ResMut<ZaoClient>>,
+    protocol: Res<ZaoProtocol>,
+    mut outbox: MessageReader<ToServer<T>>,
+    mut failed: MessageWriter<SendFailed>,
+) {
+    let Some(mut client) = client else {
+        fail_all(outbox.read().count(), T::NAME, &mut failed);
+        return;
+    };
+    for ToServer(message) in outbox.read() {
+        if let Err(error) = client.send(&protocol, message) {
+            report(T::NAME, error, &mut failed);
+        }
+    }
+}
+
+fn fail_all(count: usize, name: &'static str, failed: &mut MessageWriter<SendFailed>) {
+    for _ in 0..count {
+        report(name, ZaoSendError::NotRunning, failed);
+    }
+}
+
+/// A failed send is a message for game code, and a log line: debug when
+/// routine (a slow client's full backlog, a peer not connected), warn when
+/// it is this side's mistake (too large, not registered).
+fn report(name: &'static str, error: ZaoSendError, failed: &mut MessageWriter<SendFailed>) {
+    match &error {
+        ZaoSendError::NotRunning
+        | ZaoSendError::Transport(
+            SendError::QueueFull | SendError::NotConnected | SendError::ClientNotConnected(_),
+        ) => {
+            tracing::debug!("zao: {name} not sent: {error}");
+        }
+        _ => tracing::warn!("zao: {name} not sent: {error}"),
+    }
+    failed.write(SendFailed {
+        message: name,
+        error,
+    });
 }

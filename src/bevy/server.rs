@@ -23,7 +23,7 @@ use super::protocol::ZaoProtocol;
 pub(crate) enum ServerTransport {
     /// Real QUIC over UDP.
     Quic(Box<crate::quic::Server>),
-    /// The simulated network ([`testing`](super::testing)).
+    /// The simulated network ([`ZaoSimNetwork`](super::testing::ZaoSimNetwork)).
     #[cfg(feature = "sim")]
     Sim(Box<crate::sim::SimServer>),
 }

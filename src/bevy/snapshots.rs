@@ -158,7 +158,7 @@ pub(crate) fn receive_delta<T>(
     mut client: Option<ResMut<ZaoClient>>,
     mut snapshots: ResMut<ZaoSnapshots<T>>,
     mut applied: MessageWriter<SnapshotApplied<T>>,
-    #[cfg(feature = "sim")] sim: Option<Res<super::testing::ZaoSimNetwork>>,
+    #[cfg(feature = "sim")] sim: Option<Res<super::sim_network::ZaoSimNetwork>>,
 ) where
     T: DeltaSnapshot,
     T::Item: Clone + Send + Sync,

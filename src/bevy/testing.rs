@@ -35,7 +35,6 @@
 //! }));
 //! ```
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bevy_app::{App, Last};
@@ -43,59 +42,14 @@ use bevy_ecs::message::Message;
 use bevy_ecs::prelude::*;
 
 use crate::proto::ClientId;
-use crate::sim::{LinkSpec, Sim};
+use crate::sim::LinkSpec;
+
+pub use super::sim_network::{ZaoSimLink, ZaoSimNetwork};
 
 use super::lifecycle::{ZaoClientSettings, ZaoServerSettings};
 use super::plugin::{ZaoClientPlugin, ZaoServerPlugin};
 use super::{ZaoClient, ZaoServer, ZaoServerState};
 use bevy_state::state::State;
-
-/// The simulated network an App's server starts on and its client
-/// connects over, shared by every App of a test.
-#[derive(Resource, Clone)]
-pub struct ZaoSimNetwork(Arc<Mutex<Sim>>);
-
-impl core::fmt::Debug for ZaoSimNetwork {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("ZaoSimNetwork")
-            .field(&self.lock().elapsed())
-            .finish()
-    }
-}
-
-impl ZaoSimNetwork {
-    /// A new network with `seed`.
-    #[must_use]
-    pub fn new(seed: u64) -> Self {
-        Self(Arc::new(Mutex::new(Sim::new(seed))))
-    }
-
-    /// The network, to run it or change links.
-    pub fn lock(&self) -> MutexGuard<'_, Sim> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The link a client App's connections take (each way), on a
-/// [`ZaoSimNetwork`]. Perfect when absent.
-#[derive(Resource, Clone, Debug, Default)]
-pub struct ZaoSimLink {
-    /// Client to server.
-    pub up: LinkSpec,
-    /// Server to client.
-    pub down: LinkSpec,
-}
-
-impl ZaoSimLink {
-    /// The same link both ways.
-    #[must_use]
-    pub fn both(link: LinkSpec) -> Self {
-        Self {
-            up: link.clone(),
-            down: link,
-        }
-    }
-}
 
 /// A server App and client Apps on one simulated network, stepped
 /// together: each [`update`](Self::update) runs the network for
@@ -349,10 +303,18 @@ fn keep<M: Message + Clone>(mut messages: MessageReader<M>, mut kept: ResMut<Col
     kept.0.extend(messages.read().cloned());
 }
 
-/// The `M`s [`collect`] has kept so far (none if it was not called).
+/// The `M`s [`collect`] has kept so far.
+///
+/// # Panics
+/// If [`collect`] was not called for `M` on this App: an empty list would
+/// make an assertion that nothing arrived pass without looking.
 #[must_use]
 pub fn collected<M: Message>(app: &App) -> &[M] {
-    app.world()
-        .get_resource::<Collected<M>>()
-        .map_or(&[], |c| c.0.as_slice())
+    match app.world().get_resource::<Collected<M>>() {
+        Some(kept) => kept.0.as_slice(),
+        None => panic!(
+            "collected::<{}>: call collect::<{0}>(&mut app) first; nothing is kept without it",
+            core::any::type_name::<M>()
+        ),
+    }
 }

@@ -96,29 +96,66 @@ pub struct CaptureHeader {
 /// Writes a capture: the header at creation, then one record per call.
 ///
 /// Give it a buffered writer (`BufWriter<File>`); it writes each record
-/// with one `write_all`. It is `Send`: a transport with one task per
-/// connection shares it behind a `Mutex`.
+/// with one `write_all`. It is `Send`: the transports give it a thread of
+/// its own, off the network tasks.
 #[derive(Debug)]
 pub struct CaptureWriter<W: Write> {
     out: W,
     start: Instant,
     scratch: Vec<u8>,
+    /// Bytes written, header included.
+    written: u64,
+    /// The most bytes the capture may hold ([`with_max_bytes`](Self::with_max_bytes)).
+    max_bytes: u64,
 }
 
 impl CaptureWriter<io::BufWriter<std::fs::File>> {
     /// Creates (or truncates) the file at `path` and writes the header: the
-    /// call a transport makes when asked to capture.
+    /// call a transport makes when asked to capture. A capture holds what
+    /// players sent, so on Unix the file is the owner's alone (mode 0600,
+    /// set on an existing file too), `path` itself must not be a symbolic
+    /// link (`O_NOFOLLOW`: a link planted where the capture goes cannot
+    /// redirect it onto another file) and must be a regular file.
     ///
     /// # Errors
-    /// Any error creating or writing the file.
+    /// Any error creating or writing the file; `path` a symbolic link
+    /// (`ELOOP` on Linux) or not a regular file.
     pub fn create(
         path: impl AsRef<std::path::Path>,
         protocol: &Protocol,
         side: Role,
     ) -> io::Result<Self> {
-        let file = std::fs::File::create(path)?;
+        let file = create_private(path.as_ref())?;
         Self::new(io::BufWriter::new(file), protocol, side)
     }
+}
+
+/// Opens `path` for writing as [`CaptureWriter::create`] describes.
+fn create_private(path: &std::path::Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking: opening a FIFO with no reader fails instead of
+        // hanging (a regular file ignores the flag).
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
 }
 
 impl<W: Write> CaptureWriter<W> {
@@ -167,7 +204,23 @@ impl<W: Write> CaptureWriter<W> {
             out,
             start,
             scratch: Vec::new(),
+            written: header.len() as u64,
+            max_bytes: u64::MAX,
         })
+    }
+
+    /// Holds the capture to `max_bytes` (header included): a record that
+    /// would pass it is not written, and [`record`](Self::record) says so.
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Bytes written so far, header included.
+    #[must_use]
+    pub fn written(&self) -> u64 {
+        self.written
     }
 
     /// The time of `now` in this capture.
@@ -179,7 +232,9 @@ impl<W: Write> CaptureWriter<W> {
     /// Appends one record.
     ///
     /// # Errors
-    /// Any error of the writer; `InvalidInput` for a payload over 4 GiB.
+    /// Any error of the writer; `InvalidInput` for a payload over 4 GiB;
+    /// `FileTooLarge`, with nothing written, for a record that would take
+    /// the capture past its [`with_max_bytes`](Self::with_max_bytes).
     pub fn record(&mut self, record: &CaptureRecord<'_>) -> io::Result<()> {
         let (kind, flow, channel, payload) = match record.event {
             CaptureEvent::Message {
@@ -200,6 +255,13 @@ impl<W: Write> CaptureWriter<W> {
         };
         let len = u32::try_from(RECORD_FIXED + payload.len())
             .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let size = 4 + u64::from(len);
+        if self.written.saturating_add(size) > self.max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("the capture reached its limit of {} bytes", self.max_bytes),
+            ));
+        }
         let time = u64::try_from(record.time.as_micros()).unwrap_or(u64::MAX);
         let s = &mut self.scratch;
         s.clear();
@@ -208,7 +270,9 @@ impl<W: Write> CaptureWriter<W> {
         s.extend_from_slice(&record.connection.to_le_bytes());
         s.extend_from_slice(&[kind, flow, channel]);
         s.extend_from_slice(payload);
-        self.out.write_all(s)
+        self.out.write_all(s)?;
+        self.written += size;
+        Ok(())
     }
 
     /// Records a message sent or admitted at `now` on `connection`.

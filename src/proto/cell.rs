@@ -26,6 +26,9 @@ pub(crate) struct SessionCell {
     pub(crate) handshake_released: AtomicBool,
     /// Its client slot and identity are given back.
     pub(crate) slot_released: AtomicBool,
+    /// Server side: its attempt proved its address (a Retry answered), so
+    /// its handshake counts in the validated pool of its address.
+    pub(crate) validated: AtomicBool,
 }
 
 impl SessionCell {
@@ -38,6 +41,7 @@ impl SessionCell {
             ready: AtomicBool::new(false),
             handshake_released: AtomicBool::new(false),
             slot_released: AtomicBool::new(false),
+            validated: AtomicBool::new(false),
         })
     }
 

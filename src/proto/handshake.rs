@@ -131,6 +131,45 @@ pub enum RefuseReason {
         /// What the callback said.
         detail: String,
     },
+    /// The client's address has `max` clients connected already
+    /// ([`Limits::max_clients_per_ip`](super::Limits::max_clients_per_ip)).
+    #[zao(tag = 8)]
+    TooManyFromAddress {
+        /// The server's cap per address.
+        max: u64,
+    },
+    /// The server admits no new clients (it is about to stop, or leaving
+    /// its fleet): look for another.
+    #[zao(tag = 9)]
+    Draining,
+    /// The server turned the attempt away before its handshake: too many
+    /// handshakes pending, in all or from this address. Read from QUIC's
+    /// `CONNECTION_REFUSED`; try again shortly.
+    #[zao(tag = 10)]
+    Busy,
+    /// The client did not prove its address: its answer to the server's
+    /// QUIC Retry was refused (QUIC's `INVALID_TOKEN`).
+    #[zao(tag = 11)]
+    AddressValidationFailed,
+}
+
+impl RefuseReason {
+    /// Whether a new attempt soon may succeed: the server was busy, full
+    /// or could not authenticate now, or the address check failed. The
+    /// native client retries these with backoff within its handshake
+    /// deadline; the others (a mismatch, a refused identity, a draining
+    /// server) stay refused.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::ServerFull
+                | Self::TooManyFromAddress { .. }
+                | Self::Busy
+                | Self::AddressValidationFailed
+                | Self::AuthUnavailable { .. }
+        )
+    }
 }
 
 impl fmt::Display for RefuseReason {
@@ -150,6 +189,14 @@ impl fmt::Display for RefuseReason {
             Self::AlreadyConnected => f.write_str("this identity is connected already"),
             Self::AuthUnavailable { detail } => {
                 write!(f, "authentication unavailable: {detail}")
+            }
+            Self::TooManyFromAddress { max } => {
+                write!(f, "{max} clients are connected from this address already")
+            }
+            Self::Draining => f.write_str("the server admits no new clients (draining)"),
+            Self::Busy => f.write_str("the server is busy (too many handshakes pending)"),
+            Self::AddressValidationFailed => {
+                f.write_str("address validation failed (the Retry answer was refused)")
             }
         }
     }

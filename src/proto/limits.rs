@@ -45,9 +45,23 @@ pub struct Limits {
     /// Most connections in the handshake at once; more are refused before
     /// any state is kept for them.
     pub max_pending_handshakes: usize,
-    /// Most of those from one IP address at once (any port), so one host
-    /// cannot take every handshake slot from the others.
+    /// Most of those from one address at once (any port) that have not
+    /// proved their address, so one host, or a flood spoofing its address,
+    /// cannot take every handshake slot. Past it an attempt is sent a QUIC
+    /// Retry: players behind one address (NAT, a campus, a LAN party)
+    /// answer it and come in validated, held only to
+    /// [`max_clients_per_ip`](Self::max_clients_per_ip).
     pub max_pending_per_ip: usize,
+    /// Most clients connected from one address at once, and most validated
+    /// handshakes from it: with no auth, one host cannot take every slot.
+    /// Past it a client is refused with
+    /// [`RefuseReason::TooManyFromAddress`](super::RefuseReason::TooManyFromAddress).
+    /// The default, 64, lets 64 players behind one address play together.
+    pub max_clients_per_ip: usize,
+    /// IPv6 addresses are counted per address by their first this many bits
+    /// (a host is given a /64 and may rotate within it); 128 counts each
+    /// address on its own.
+    pub ipv6_prefix: u8,
     /// Pending handshakes above which a new connection must first prove it
     /// owns its address (a QUIC Retry round trip) before the server keeps
     /// any state for it: spoofed sources then cannot fill the table.
@@ -116,6 +130,8 @@ impl Default for Limits {
             max_clients: 256,
             max_pending_handshakes: 128,
             max_pending_per_ip: 8,
+            max_clients_per_ip: 64,
+            ipv6_prefix: 64,
             retry_threshold: 32,
             max_message_size: 256 * 1024,
             max_datagram_payload: 1452,
@@ -154,6 +170,8 @@ pub enum LimitsError {
     /// The retry threshold is above the pending-handshake limit, so retries
     /// would never engage.
     RetryAbovePending,
+    /// `ipv6_prefix` is longer than an IPv6 address (128 bits).
+    Ipv6PrefixTooLong,
 }
 
 impl fmt::Display for LimitsError {
@@ -169,6 +187,7 @@ impl fmt::Display for LimitsError {
             Self::RetryAbovePending => {
                 f.write_str("limits: `retry_threshold` must not exceed `max_pending_handshakes`")
             }
+            Self::Ipv6PrefixTooLong => f.write_str("limits: `ipv6_prefix` must be at most 128"),
         }
     }
 }
@@ -187,6 +206,7 @@ impl Limits {
             ("max_clients", self.max_clients),
             ("max_pending_handshakes", self.max_pending_handshakes),
             ("max_pending_per_ip", self.max_pending_per_ip),
+            ("max_clients_per_ip", self.max_clients_per_ip),
             ("max_delta_encodes", self.max_delta_encodes),
             ("snapshot_memory", self.snapshot_memory),
             ("max_message_size", self.max_message_size),
@@ -231,6 +251,9 @@ impl Limits {
         }
         if self.retry_threshold > self.max_pending_handshakes {
             return Err(LimitsError::RetryAbovePending);
+        }
+        if self.ipv6_prefix > 128 {
+            return Err(LimitsError::Ipv6PrefixTooLong);
         }
         Ok(())
     }
@@ -322,5 +345,15 @@ mod tests {
             ..d()
         };
         assert_eq!(l.validate(), Err(LimitsError::RetryAbovePending));
+        let l = Limits {
+            ipv6_prefix: 129,
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::Ipv6PrefixTooLong));
+        let l = Limits {
+            max_clients_per_ip: 0,
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::Zero("max_clients_per_ip")));
     }
 }

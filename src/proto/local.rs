@@ -292,7 +292,7 @@ impl ServerCore {
             )
         };
         let client = SessionCell::new(Session::client(Arc::new(config), LOCAL_ADDR, now));
-        let server = shared.new_session(LOCAL_ADDR, now);
+        let server = shared.new_session(LOCAL_ADDR, true, now);
         let mut pipe = Pipe {
             max_datagram: shared.config().limits.max_datagram_payload,
             ..Pipe::default()
@@ -302,7 +302,7 @@ impl ServerCore {
             // A server at its limits refuses a local client as it would a
             // remote one.
             IncomingVerdict::Retry | IncomingVerdict::Refuse => {
-                pipe.refused = Some(DisconnectReason::Refused(RefuseReason::ServerFull));
+                pipe.refused = Some(DisconnectReason::Refused(RefuseReason::Busy));
             }
         }
         let link = LocalLink {

@@ -159,9 +159,17 @@ impl ServerShared {
         verdict
     }
 
-    /// The session of an accepted connection attempt.
-    pub(crate) fn new_session(&self, peer: SocketAddr, now: Instant) -> Arc<SessionCell> {
-        SessionCell::new(Session::server(self.config.clone(), peer, now))
+    /// The session of an attempt [`handle_incoming`](Self::handle_incoming)
+    /// accepted with the same `validated`.
+    pub(crate) fn new_session(
+        &self,
+        peer: SocketAddr,
+        validated: bool,
+        now: Instant,
+    ) -> Arc<SessionCell> {
+        let cell = SessionCell::new(Session::server(self.config.clone(), peer, now));
+        cell.validated.store(validated, Ordering::Relaxed);
+        cell
     }
 
     /// After the driver fed the session and drained it: pending and slot
@@ -180,7 +188,8 @@ impl ServerShared {
         }
         drop(session);
         if over && !cell.handshake_released.swap(true, Ordering::AcqRel) {
-            lock(&self.state).admission.handshake_ended(peer);
+            let validated = cell.validated.load(Ordering::Relaxed);
+            lock(&self.state).admission.handshake_ended(peer, validated);
         }
         if closed
             && let Some(client) = client
@@ -189,7 +198,9 @@ impl ServerShared {
             let mut state = lock(&self.state);
             let replaced = state.replaced.remove(&client);
             let identity = state.clients.get(&client).and_then(|c| c.identity.clone());
-            state.admission.release(client, identity.as_ref(), replaced);
+            state
+                .admission
+                .release(client, peer, identity.as_ref(), replaced);
         }
     }
 
@@ -219,8 +230,16 @@ impl ServerShared {
     ) {
         let mut state = lock(&self.state);
         let mut session = cell.lock();
+        if !session.is_admitting() {
+            // Closed while its authentication ran (its deadline, or the
+            // peer left): nothing to admit. Admitting it anyway would give
+            // its identity to a closed connection, taking it from the live
+            // connection that holds it, so that a third login with that
+            // identity would not be seen as a duplicate.
+            return;
+        }
         let decision = match auth {
-            Ok(identity) => match state.admission.admit(identity.as_ref()) {
+            Ok(identity) => match state.admission.admit(session.peer(), identity.as_ref()) {
                 Ok(admitted) => Ok((admitted, identity)),
                 Err(reason) => Err(reason),
             },
@@ -229,17 +248,10 @@ impl ServerShared {
         };
         match decision {
             Ok((admitted, identity)) => {
+                // Admitting: the session opens (both locks are held, so
+                // nothing closes it in between).
                 session.handle_admission(now, Ok((admitted.client, identity.clone())));
-                if !session.is_open() {
-                    // Closed meanwhile (the deadline): give the slot back.
-                    drop(session);
-                    state.admission.release(
-                        admitted.client,
-                        identity.as_ref(),
-                        admitted.replaces.is_some(),
-                    );
-                    return;
-                }
+                debug_assert!(session.is_open());
                 let addr = session.peer();
                 drop(session);
                 state.clients.insert(
@@ -415,6 +427,21 @@ impl ServerCore {
     #[must_use]
     pub fn handshakes(&self) -> super::HandshakeStats {
         lock(&self.shared.state).admission.stats()
+    }
+
+    /// Stops admitting new clients (`true`): each is refused with
+    /// [`RefuseReason::Draining`], which tells it to look for another
+    /// server, while the connected ones play on. `false` admits again. For
+    /// a server about to shut down or to be taken out of a fleet.
+    pub fn set_draining(&self, draining: bool) {
+        lock(&self.shared.state).admission.set_draining(draining);
+    }
+
+    /// Whether new clients are refused as draining
+    /// ([`set_draining`](Self::set_draining)).
+    #[must_use]
+    pub fn is_draining(&self) -> bool {
+        lock(&self.shared.state).admission.is_draining()
     }
 
     /// Statistics of one client's connection.
@@ -834,4 +861,70 @@ fn next_seq(seqs: &mut HashMap<u32, u64>, id: u32) -> u64 {
     let seq = seqs.entry(id).or_insert(0);
     *seq += 1;
     *seq
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Encode;
+    use crate::proto::{Hello, Limits, Protocol, StreamId, frame_header};
+
+    /// A server session from `port` whose hello passed: it awaits admission.
+    fn admitting(shared: &ServerShared, port: u16, now: Instant) -> Arc<SessionCell> {
+        let peer = SocketAddr::from(([192, 0, 2, 1], port));
+        let cell = shared.new_session(peer, false, now);
+        let hello = Hello::new(&shared.config.protocol, None).to_encoded_vec();
+        let (header, n) = frame_header(hello.len());
+        {
+            let mut session = cell.lock();
+            session.handle_connected(now, Some(1200));
+            session.handle_stream_bytes(
+                now,
+                StreamId::CONTROL,
+                &[&header[..n], &hello[..]].concat(),
+            );
+            assert!(session.is_admitting());
+        }
+        cell
+    }
+
+    /// The hole: a connection that closed while its auth ran was admitted
+    /// when the answer came, and its release took the identity from the
+    /// live connection holding it; a third login with that identity was
+    /// then not a duplicate.
+    #[test]
+    fn an_answer_for_a_closed_session_leaves_the_identity_to_the_live_one() {
+        let shared =
+            ServerShared::new(SessionConfig::new(Protocol::new(), Limits::default()), None);
+        let now = Instant::now();
+        let alice = || Ok(Some(Identity::new("alice")));
+        let live = admitting(&shared, 1, now);
+        shared.admit(&live, now, alice());
+        assert!(live.lock().is_open());
+
+        let gone = admitting(&shared, 2, now);
+        gone.lock()
+            .close(CloseCode::Normal, "left while its auth ran");
+        shared.admit(&gone, now, alice());
+        assert!(
+            live.lock().is_open(),
+            "a closed connection replaced the live one"
+        );
+
+        let third = admitting(&shared, 3, now);
+        shared.admit(&third, now, alice());
+        assert!(third.lock().is_open());
+        assert!(
+            matches!(
+                live.lock().close_reason(),
+                Some(DisconnectReason::Closed {
+                    code: CloseCode::Replaced,
+                    ..
+                })
+            ),
+            "the third alice did not replace the live one: {:?}",
+            live.lock().close_reason()
+        );
+        assert_eq!(lock(&shared.state).admission.stats().connected, 1);
+    }
 }

@@ -21,6 +21,8 @@ pub struct Client {
     core: ClientCore,
     endpoint: Endpoint,
     runtime: Option<tokio::runtime::Runtime>,
+    #[cfg_attr(not(feature = "inspect"), allow(dead_code))]
+    capture: Capture,
 }
 
 impl core::fmt::Debug for Client {
@@ -85,6 +87,7 @@ impl Client {
         #[cfg(feature = "inspect")]
         let capture = super::capture::open(
             config.capture.as_deref(),
+            config.capture_max_bytes,
             crate::proto::Role::Client,
             endpoint.local_addr()?.port(),
             &config.protocol,
@@ -94,6 +97,7 @@ impl Client {
         let mut session_config = SessionConfig::new(config.protocol.clone(), config.limits.clone());
         session_config.token.clone_from(&config.token);
         session_config.tap = capture.is_some();
+        session_config.retry = true;
         let cell = SessionCell::new(Session::client(
             Arc::new(session_config),
             server,
@@ -105,13 +109,14 @@ impl Client {
             config,
             cell.clone(),
             pinned,
-            capture,
+            capture.clone(),
         ));
         drop(_guard);
         Ok(Self {
             core: ClientCore::new(cell),
             endpoint,
             runtime: Some(runtime),
+            capture,
         })
     }
 
@@ -148,6 +153,11 @@ impl Client {
         if let Some(stopping) = self.stop() {
             let _ = stopping.join();
         }
+        // The close is recorded: the capture is whole when this returns.
+        #[cfg(feature = "inspect")]
+        if let Some(capture) = &self.capture {
+            super::capture::finish(capture, true);
+        }
     }
 
     fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
@@ -163,7 +173,10 @@ impl Drop for Client {
 }
 
 /// Connects, then drives the connection; the session's handshake deadline
-/// covers QUIC's handshake (the pump abandons it at the deadline).
+/// covers QUIC's handshake (the pump abandons it at the deadline). A
+/// session refused for a reason a new attempt may get past asks for one
+/// ([`Session::poll_retry`](crate::proto::Session::poll_retry)): it gets a
+/// new connection at the instant it names.
 async fn run(
     endpoint: Endpoint,
     quinn_config: quinn::ClientConfig,
@@ -172,12 +185,29 @@ async fn run(
     pinned: Pinned,
     capture: Capture,
 ) {
-    match endpoint.connect_with(quinn_config, config.server, &config.server_name) {
-        Ok(connecting) => drive(connecting, pinned, cell, None, capture).await,
-        Err(e) => {
-            cell.lock()
-                .handle_connection_lost(Instant::now(), connect_error(&e));
-            cell.driven();
+    loop {
+        match endpoint.connect_with(quinn_config.clone(), config.server, &config.server_name) {
+            Ok(connecting) => {
+                drive(
+                    connecting,
+                    pinned.clone(),
+                    cell.clone(),
+                    None,
+                    capture.clone(),
+                )
+                .await;
+            }
+            Err(e) => {
+                cell.lock()
+                    .handle_connection_lost(Instant::now(), connect_error(&e));
+                cell.driven();
+            }
         }
+        let Some(at) = cell.lock().poll_retry() else {
+            return;
+        };
+        tokio::time::sleep_until(at.into()).await;
+        cell.lock().restart(Instant::now());
+        cell.driven();
     }
 }

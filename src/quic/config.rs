@@ -32,6 +32,10 @@ pub struct ServerConfig {
     /// `None`: the path in `ZAO_CAPTURE`, if set.
     #[cfg(feature = "inspect")]
     pub capture: Option<std::path::PathBuf>,
+    /// The most bytes the capture file may hold; there it stops, with a
+    /// logged reason ([`DEFAULT_CAPTURE_MAX_BYTES`](super::DEFAULT_CAPTURE_MAX_BYTES), 1 GiB).
+    #[cfg(feature = "inspect")]
+    pub capture_max_bytes: u64,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -62,6 +66,8 @@ impl ServerConfig {
             conditioner: None,
             #[cfg(feature = "inspect")]
             capture: None,
+            #[cfg(feature = "inspect")]
+            capture_max_bytes: super::DEFAULT_CAPTURE_MAX_BYTES,
         }
     }
 }
@@ -90,6 +96,10 @@ pub struct ClientConfig {
     /// `None`: the path in `ZAO_CAPTURE_CLIENT`, if set.
     #[cfg(feature = "inspect")]
     pub capture: Option<std::path::PathBuf>,
+    /// The most bytes the capture file may hold; there it stops, with a
+    /// logged reason ([`DEFAULT_CAPTURE_MAX_BYTES`](super::DEFAULT_CAPTURE_MAX_BYTES), 1 GiB).
+    #[cfg(feature = "inspect")]
+    pub capture_max_bytes: u64,
 }
 
 impl ClientConfig {
@@ -111,6 +121,8 @@ impl ClientConfig {
             conditioner: None,
             #[cfg(feature = "inspect")]
             capture: None,
+            #[cfg(feature = "inspect")]
+            capture_max_bytes: super::DEFAULT_CAPTURE_MAX_BYTES,
         }
     }
 

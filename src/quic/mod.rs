@@ -20,7 +20,7 @@ mod server;
 mod tls_impls;
 
 #[cfg(feature = "inspect")]
-pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV};
+pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV, DEFAULT_CAPTURE_MAX_BYTES};
 pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
 pub use config::{ClientConfig, ServerConfig};

@@ -91,6 +91,7 @@ impl Server {
         #[cfg(feature = "inspect")]
         let capture = super::capture::open(
             config.capture.as_deref(),
+            config.capture_max_bytes,
             crate::proto::Role::Server,
             local_addr.port(),
             &config.protocol,
@@ -142,15 +143,16 @@ impl Server {
         if let Some(stopping) = self.stop() {
             let _ = stopping.join();
         }
+        // The closes are recorded: the capture is whole when this returns.
+        #[cfg(feature = "inspect")]
+        if let Some(capture) = &self.capture {
+            super::capture::finish(capture, true);
+        }
     }
 
     fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
         self.core.close_all("server shutting down");
         let stopping = stop_endpoint(&self.endpoint, &mut self.runtime, b"server shutting down");
-        #[cfg(feature = "inspect")]
-        if let Some(capture) = &self.capture {
-            super::capture::flush(capture);
-        }
         if let Some(auth) = self.auth_runtime.take() {
             auth.shutdown_background();
         }
@@ -207,7 +209,8 @@ async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Cap
 /// abandons the handshake when the session closes at it).
 async fn connection(incoming: Incoming, shared: Arc<ServerShared>, capture: Capture) {
     let now = Instant::now();
-    let cell = shared.new_session(incoming.remote_address(), now);
+    let validated = incoming.remote_address_validated();
+    let cell = shared.new_session(incoming.remote_address(), validated, now);
     match incoming.accept() {
         Ok(connecting) => drive(connecting, None, cell, Some(shared), capture).await,
         Err(e) => {

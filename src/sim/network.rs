@@ -736,14 +736,11 @@ impl Sim {
                 };
                 let shared = shared.clone();
                 let addr = incoming.remote_address();
-                let verdict = shared.handle_incoming(
-                    addr,
-                    incoming.remote_address_validated(),
-                    incoming.may_retry(),
-                );
+                let validated = incoming.remote_address_validated();
+                let verdict = shared.handle_incoming(addr, validated, incoming.may_retry());
                 match verdict {
                     IncomingVerdict::Accept => {
-                        let cell = shared.new_session(addr, now);
+                        let cell = shared.new_session(addr, validated, now);
                         match node.endpoint.accept(incoming, now, &mut self.buf, None) {
                             Ok((handle, conn)) => {
                                 node.slots.insert(

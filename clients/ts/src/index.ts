@@ -112,6 +112,7 @@ export {
   decodeHelloReply,
   encodeHelloReply,
   refuseReasonText,
+  isRetryable,
   versionsCompatible,
   type Hello,
   type HelloReply,

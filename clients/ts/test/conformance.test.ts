@@ -151,6 +151,10 @@ const refuse = en([
   { name: 'DatagramsTooSmall', tag: 5, style: 'named', fields: [f('max', S('u64')), f('required', S('u64'))] },
   { name: 'AlreadyConnected', tag: 6, style: 'unit', fields: [] },
   { name: 'AuthUnavailable', tag: 7, style: 'named', fields: [f('detail', S('str'))] },
+  { name: 'TooManyFromAddress', tag: 8, style: 'named', fields: [f('max', S('u64'))] },
+  { name: 'Draining', tag: 9, style: 'unit', fields: [] },
+  { name: 'Busy', tag: 10, style: 'unit', fields: [] },
+  { name: 'AddressValidationFailed', tag: 11, style: 'unit', fields: [] },
 ]);
 
 const PINNED: [string, Shape, bigint][] = [
@@ -202,8 +206,8 @@ const PINNED: [string, Shape, bigint][] = [
   ['Buttons', { kind: 'flags', name: 'Buttons', bits: 'u16', flags: ['0x1', '0x2', '0x4', '0x8', '0x10', '0x20'].map((value, i) => ({ name: `F${i}`, value })) }, 0xa017b38d1955be44n],
   ['ProtocolEntry', protocolEntry, 0xe74a377000e117ddn],
   ['Channel', st([f('0', S('u8'))], { style: 'tuple' }), 0x6a3e7ea82007cc94n],
-  ['HelloReply', en([{ name: 'Welcome', tag: 0, style: 'named', fields: [f('client_id', S('u64'))] }, { name: 'Refused', tag: 1, style: 'tuple', fields: [f('0', refuse)] }]), 0xe574e75fc62f86d2n],
-  ['RefuseReason', refuse, 0x7af29b6bdbfc1b05n],
+  ['HelloReply', en([{ name: 'Welcome', tag: 0, style: 'named', fields: [f('client_id', S('u64'))] }, { name: 'Refused', tag: 1, style: 'tuple', fields: [f('0', refuse)] }]), 0xf59360b5bbaa6f11n],
+  ['RefuseReason', refuse, 0x1da92d28fa6310e0n],
   ['Node', st([f('value', S('u32')), f('children', { kind: 'recursive', spelled: 'Vec < Node >', shape: seq(S('self')) })]), 0x77ac2b07b39ccfe1n],
   ['Linked', st([f('value', S('u8')), f('next', { kind: 'recursive', spelled: 'Option < Box < Self > >', shape: null })]), 0xd48f8fd88b649298n],
   ['Pair', st([f('0', S('u32')), f('1', S('str'))], { style: 'tuple' }), 0x556aeb2a1f0c93c0n],

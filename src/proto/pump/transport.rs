@@ -13,7 +13,9 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
-use crate::proto::{CloseCode, ClosedBy, DisconnectReason, PathStats, StreamId, TransportError};
+use crate::proto::{
+    CloseCode, ClosedBy, DisconnectReason, PathStats, RefuseReason, StreamId, TransportError,
+};
 
 /// A connection's transport, as the pump drives it.
 pub(crate) trait Transport {
@@ -167,6 +169,11 @@ pub(crate) enum LinkClosed {
     CidsExhausted,
 }
 
+/// QUIC's `CONNECTION_REFUSED` (RFC 9000 §20.1): a server's `refuse`.
+const CONNECTION_REFUSED: u64 = 0x2;
+/// QUIC's `INVALID_TOKEN`: a Retry token the server refused.
+const INVALID_TOKEN: u64 = 0xb;
+
 impl From<LinkClosed> for DisconnectReason {
     fn from(closed: LinkClosed) -> Self {
         match closed {
@@ -181,6 +188,18 @@ impl From<LinkClosed> for DisconnectReason {
                 reason: "closed".to_owned(),
             },
             LinkClosed::TimedOut => Self::TimedOut,
+            // A server turns an attempt away before its handshake with
+            // QUIC's own codes: the client reads why.
+            LinkClosed::Transport {
+                code: CONNECTION_REFUSED,
+                by: ClosedBy::Peer,
+                ..
+            } => Self::Refused(RefuseReason::Busy),
+            LinkClosed::Transport {
+                code: INVALID_TOKEN,
+                by: ClosedBy::Peer,
+                ..
+            } => Self::Refused(RefuseReason::AddressValidationFailed),
             LinkClosed::Transport { code, by, reason } => {
                 Self::Transport(TransportError::Quic { code, by, reason })
             }

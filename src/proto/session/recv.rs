@@ -331,13 +331,23 @@ impl Session {
     /// Parses the id and applies the admission rule; a message that breaks
     /// it closes the connection.
     fn admit(&mut self, channel: Channel, message: Bytes) -> Option<Received> {
-        let message = match Received::parse(message) {
-            Ok(m) => m,
+        let message = self.parse(message)?;
+        self.admit_parsed(channel, message)
+    }
+
+    /// Parses a message's id, once: a bad one closes the connection.
+    fn parse(&mut self, message: Bytes) -> Option<Received> {
+        match Received::parse(message) {
+            Ok(m) => Some(m),
             Err(e) => {
                 self.violation(&format_args!("bad message id: {e}"));
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// The admission rule for a parsed message on `channel`.
+    fn admit_parsed(&mut self, channel: Channel, message: Received) -> Option<Received> {
         match self
             .config
             .protocol
@@ -357,13 +367,8 @@ impl Session {
     /// unreliable one). A message that breaks the rule closes the
     /// connection.
     fn admit_datagram(&mut self, message: Bytes, sequenced: bool) -> Option<(Channel, Received)> {
-        let id = match Received::parse(message.clone()) {
-            Ok(m) => m.id(),
-            Err(e) => {
-                self.violation(&format_args!("bad message id: {e}"));
-                return None;
-            }
-        };
+        let message = self.parse(message)?;
+        let id = message.id();
         let Some((channel, kind)) = self.config.protocol.kind_of(id) else {
             self.violation(&format_args!("unknown message id {id}"));
             return None;
@@ -379,7 +384,7 @@ impl Session {
             ));
             return None;
         }
-        self.admit(channel, message).map(|m| (channel, m))
+        self.admit_parsed(channel, message).map(|m| (channel, m))
     }
 
     /// Counts one message against the receive rate (servers only).

@@ -37,6 +37,15 @@ pub(super) const MAX_HANDSHAKE_FRAME: usize = 64 * 1024;
 /// closes the connection (within the handshake deadline).
 pub(super) const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
+/// A refused client's first wait before it tries again; it doubles per
+/// attempt ([`SessionConfig::retry`]).
+const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+/// The longest wait between attempts.
+const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// A retry is planned only with this much of the handshake deadline left
+/// after the wait.
+const RETRY_MIN_ATTEMPT: Duration = Duration::from_millis(250);
+
 /// What every session of an endpoint shares: the protocol, the limits and,
 /// on a client, the token it presents.
 #[derive(Clone, Debug)]
@@ -50,6 +59,14 @@ pub struct SessionConfig {
     /// Keep a copy of every message sent and received for a capture
     /// ([`Session::poll_tap`]).
     pub tap: bool,
+    /// Client side: refused before it opened with a reason a new attempt
+    /// may get past ([`RefuseReason::is_retryable`]: the server busy or
+    /// full, or the address check failed), the session plans a new attempt
+    /// after a backoff with jitter, within its handshake deadline
+    /// ([`Session::poll_retry`], [`Session::restart`]) instead of closing
+    /// for good. Only for a driver that can open a new connection: the
+    /// native QUIC client sets it.
+    pub retry: bool,
 }
 
 impl SessionConfig {
@@ -61,6 +78,7 @@ impl SessionConfig {
             limits,
             token: None,
             tap: false,
+            retry: false,
         }
     }
 }
@@ -342,6 +360,12 @@ pub struct Session {
     pub(super) taps: VecDeque<Tap>,
     /// Why it closed.
     pub(super) closed: Option<DisconnectReason>,
+    /// Client side: refused, it wants a new connection at this instant
+    /// ([`SessionConfig::retry`]), the new attempt under this deadline.
+    pub(super) retry_at: Option<Instant>,
+    pub(super) retry_deadline: Option<Instant>,
+    /// Client side: connection attempts made before this one.
+    pub(super) attempts: u32,
 }
 
 impl Session {
@@ -395,8 +419,79 @@ impl Session {
             counters: Counters::default(),
             taps: VecDeque::new(),
             closed: None,
+            retry_at: None,
+            retry_deadline: None,
+            attempts: 0,
             config,
         }
+    }
+
+    /// Client side: when a refused session wants its driver to open a new
+    /// connection ([`SessionConfig::retry`]); then the driver waits until
+    /// that instant and calls [`restart`](Self::restart). `None` while the
+    /// session is not waiting to retry.
+    #[must_use]
+    pub fn poll_retry(&self) -> Option<Instant> {
+        self.retry_at
+    }
+
+    /// Client side: starts the new attempt [`poll_retry`](Self::poll_retry)
+    /// asked for, on a new connection: a fresh handshake under the first
+    /// attempt's deadline. Does nothing unless a retry was asked for.
+    pub fn restart(&mut self, now: Instant) {
+        if self.retry_at.take().is_none() {
+            return;
+        }
+        let mut fresh = Self::new(Role::Client, self.config.clone(), self.peer, now);
+        fresh.deadline = self.retry_deadline;
+        fresh.attempts = self.attempts + 1;
+        fresh.taps = core::mem::take(&mut self.taps);
+        fresh.events = core::mem::take(&mut self.events);
+        *self = fresh;
+    }
+
+    /// Connection attempts this session made before the current one
+    /// (client side; retries after refusals).
+    #[must_use]
+    pub fn retries(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Client side, refused by `reason` at `now` before the session opened:
+    /// plans a new attempt when the config allows one and the handshake
+    /// deadline leaves it time (a backoff of 50 ms doubling per attempt up
+    /// to 1 s, times a jitter of 0.5 to 1.5, so clients refused together
+    /// do not come back together). Whether one was planned.
+    fn plan_retry(&mut self, now: Instant, reason: &DisconnectReason) -> bool {
+        let DisconnectReason::Refused(refused) = reason else {
+            return false;
+        };
+        if self.role != Role::Client
+            || !self.config.retry
+            || !matches!(self.state, State::Connecting | State::Handshaking)
+            || !refused.is_retryable()
+        {
+            return false;
+        }
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        let base = RETRY_BACKOFF
+            .saturating_mul(1 << self.attempts.min(5))
+            .min(RETRY_BACKOFF_MAX);
+        let jitter = {
+            use std::hash::BuildHasher;
+            let noise = std::collections::hash_map::RandomState::new().hash_one(self.attempts);
+            0.5 + (noise % 1024) as f64 / 1024.0
+        };
+        let at = now + base.mul_f64(jitter);
+        // The new attempt needs time for its own handshake.
+        if at + RETRY_MIN_ATTEMPT > deadline {
+            return false;
+        }
+        tracing::debug!(peer = %self.peer, attempt = self.attempts + 1, "refused ({refused}): trying again");
+        self.retry_at = Some(at);
+        true
     }
 
     /// The limits this session keeps.
@@ -433,6 +528,13 @@ impl Session {
     #[must_use]
     pub fn is_open(&self) -> bool {
         self.state == State::Open
+    }
+
+    /// Server side: whether the session awaits the endpoint's decision
+    /// ([`handle_admission`](Self::handle_admission)).
+    #[must_use]
+    pub fn is_admitting(&self) -> bool {
+        self.state == State::Admitting
     }
 
     /// Whether the session is past its handshake: open, refused or closed.
@@ -480,7 +582,7 @@ impl Session {
 
     /// The QUIC connection is gone (closed by the peer, timed out, or
     /// after our own close); `reason` is what QUIC says.
-    pub fn handle_connection_lost(&mut self, _now: Instant, reason: DisconnectReason) {
+    pub fn handle_connection_lost(&mut self, now: Instant, reason: DisconnectReason) {
         if self.state == State::Closed {
             return;
         }
@@ -497,6 +599,7 @@ impl Session {
             ) => DisconnectReason::HandshakeTimedOut,
             (_, reason) => reason,
         };
+        self.plan_retry(now, &reason);
         self.finish_closed(reason);
     }
 
@@ -703,9 +806,12 @@ impl Session {
 
     fn finish_closed(&mut self, reason: DisconnectReason) {
         // A server reports the end only of clients the application was
-        // told of; a client always learns why it is not connected.
-        let told = self.state == State::Open || self.role == Role::Client;
+        // told of; a client always learns why it is not connected, unless
+        // it tries again (under the same deadline).
+        let retrying = self.retry_at.is_some();
+        let told = (self.state == State::Open || self.role == Role::Client) && !retrying;
         self.state = State::Closed;
+        self.retry_deadline = if retrying { self.deadline } else { None };
         self.deadline = None;
         self.close_at = None;
         self.heartbeat_at = None;
@@ -718,6 +824,9 @@ impl Session {
         self.backlog = 0;
         self.packer = UnreliablePacker::new();
         self.tap(|| Tap::Closed(reason.to_string()));
+        if retrying {
+            return;
+        }
         self.closed = Some(reason.clone());
         if told {
             self.events.push_back(SessionEvent::Closed(reason));
@@ -789,7 +898,9 @@ impl Session {
             Ok(HelloReply::Welcome { client_id }) => self.open(now, ClientId(client_id), None),
             Ok(HelloReply::Refused(reason)) => {
                 let text = reason.to_string();
-                self.close_with(CloseCode::Refused, &text, DisconnectReason::Refused(reason));
+                let why = DisconnectReason::Refused(reason);
+                self.plan_retry(now, &why);
+                self.close_with(CloseCode::Refused, &text, why);
             }
             Err(e) => self.violation(&format_args!("bad handshake reply: {e}")),
         }

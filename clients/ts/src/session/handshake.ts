@@ -131,7 +131,11 @@ export type RefuseReason =
   | { readonly tag: 'ServerFull' }
   | { readonly tag: 'DatagramsTooSmall'; readonly max: bigint; readonly required: bigint }
   | { readonly tag: 'AlreadyConnected' }
-  | { readonly tag: 'AuthUnavailable'; readonly detail: string };
+  | { readonly tag: 'AuthUnavailable'; readonly detail: string }
+  | { readonly tag: 'TooManyFromAddress'; readonly max: bigint }
+  | { readonly tag: 'Draining' }
+  | { readonly tag: 'Busy' }
+  | { readonly tag: 'AddressValidationFailed' };
 
 /** The server's answer. */
 export type HelloReply = { readonly tag: 'Welcome'; readonly clientId: bigint } | { readonly tag: 'Refused'; readonly reason: RefuseReason };
@@ -178,8 +182,33 @@ function refuseReason(r: Reader): RefuseReason {
       return { tag: 'AlreadyConnected' };
     case 7:
       return { tag: 'AuthUnavailable', detail: r.str() };
+    case 8:
+      return { tag: 'TooManyFromAddress', max: r.u64() };
+    case 9:
+      return { tag: 'Draining' };
+    case 10:
+      return { tag: 'Busy' };
+    case 11:
+      return { tag: 'AddressValidationFailed' };
     default:
       return fail('InvalidTag');
+  }
+}
+
+/**
+ * Whether a new attempt soon may succeed (§12.3): the server was busy, full
+ * or could not authenticate now, or the address check failed.
+ */
+export function isRetryable(r: RefuseReason): boolean {
+  switch (r.tag) {
+    case 'ServerFull':
+    case 'TooManyFromAddress':
+    case 'Busy':
+    case 'AddressValidationFailed':
+    case 'AuthUnavailable':
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -204,12 +233,17 @@ export function encodeHelloReply(reply: HelloReply): Uint8Array {
       case 'DatagramsTooSmall': tag = 5; n += 16; break;
       case 'AlreadyConnected': tag = 6; break;
       case 'AuthUnavailable': tag = 7; strs.push(reason.detail); break;
+      case 'TooManyFromAddress': tag = 8; n += 8; break;
+      case 'Draining': tag = 9; break;
+      case 'Busy': tag = 10; break;
+      case 'AddressValidationFailed': tag = 11; break;
     }
     for (const s of strs) n += strLen(s);
     parts.push((w) => {
       w.u8(1).u8(tag);
       for (const s of strs) w.str(s);
       if (reason.tag === 'DatagramsTooSmall') w.u64(reason.max).u64(reason.required);
+      if (reason.tag === 'TooManyFromAddress') w.u64(reason.max);
     });
   }
   const w = new Writer(new Uint8Array(n));
@@ -236,6 +270,14 @@ export function refuseReasonText(r: RefuseReason): string {
       return 'this identity is connected already';
     case 'AuthUnavailable':
       return `authentication unavailable: ${r.detail}`;
+    case 'TooManyFromAddress':
+      return `${r.max} clients are connected from this address already`;
+    case 'Draining':
+      return 'the server admits no new clients (draining)';
+    case 'Busy':
+      return 'the server is busy (too many handshakes pending)';
+    case 'AddressValidationFailed':
+      return 'address validation failed (the Retry answer was refused)';
   }
 }
 
