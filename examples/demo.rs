@@ -224,6 +224,9 @@ fn server_app(settings: &Settings) -> App {
     let mut app = App::new();
     let mut server = ZaoServerSettings::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
     server.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(1));
+    // Every client of the demo connects from 127.0.0.1.
+    server.limits.max_clients = server.limits.max_clients.max(settings.clients);
+    server.limits.max_clients_per_ip = server.limits.max_clients;
     app.add_plugins((TimePlugin, ZaoServerPlugin::start_at_launch(server)));
     protocol(&mut app);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))

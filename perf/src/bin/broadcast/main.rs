@@ -407,6 +407,8 @@ fn limits() -> Limits {
     let mut limits = Limits::default();
     limits.max_clients = 1024;
     limits.max_pending_per_ip = CONNECT_WAVE;
+    // Every load client connects from 127.0.0.1.
+    limits.max_clients_per_ip = limits.max_clients;
     limits
 }
 
