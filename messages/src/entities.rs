@@ -67,3 +67,32 @@ pub struct EntitySnapshot {
     #[zao(items)]
     pub entities: Vec<EntityState>,
 }
+
+/// The demos' world at `tick`: `count` entities, each a pure function of
+/// its index and the tick in whole quarter metres and 64ths of a turn, so
+/// that a client in any language can compute what it should have received
+/// and compare exactly (the browser test does, in TypeScript).
+///
+/// Entity `i` (key `i + 1`) sits at x = ((37 i + t) mod 400) / 4 − 50,
+/// y = i mod 16, z = ((11 i + 2 t) mod 400) / 4 − 50, facing
+/// ((i + t) mod 64) / 64 of a turn.
+#[must_use]
+pub fn demo_world(tick: u32, count: usize) -> EntitySnapshot {
+    let t = u64::from(tick);
+    EntitySnapshot {
+        tick,
+        entities: (0..count as u64)
+            .map(|i| {
+                let x = ((37 * i + t) % 400) as f32 / 4.0 - 50.0;
+                let y = (i % 16) as f32;
+                let z = ((11 * i + 2 * t) % 400) as f32 / 4.0 - 50.0;
+                let turn = ((i + t) % 64) as f32 / 64.0;
+                EntityState::new(
+                    u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    Vec3::new(x, y, z),
+                    turn * core::f32::consts::TAU,
+                )
+            })
+            .collect(),
+    }
+}

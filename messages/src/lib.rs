@@ -31,7 +31,7 @@ use zao::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use zao::{Decode, DecodeError, Encode, EncodeError, NetMessage, Snapshot, SnapshotItem};
 
 pub use buttons::Buttons;
-pub use entities::{EntitySnapshot, EntityState, Heading, Position};
+pub use entities::{EntitySnapshot, EntityState, Heading, Position, demo_world};
 /// glam, whose `Vec2`, `Vec3` and `Quat` these messages carry (the glam
 /// Bevy 0.20 uses), so a user of these types needs no glam of their own.
 pub use glam;
@@ -229,6 +229,17 @@ pub fn protocol() -> Protocol {
         .add::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
         .add::<WorldSnapshot>(Channel::SNAPSHOT, Direction::ServerToClient)
         .add::<Inventory>(Channel::RELIABLE, Direction::Both);
+    p
+}
+
+/// The reference protocol plus [`EntitySnapshot`] on the snapshot channel,
+/// sent as delta snapshots by the server: the demos' world (`web_demo`,
+/// its page, and the browser tests). `clients/ts/web/protocol.json` is its
+/// JSON (tests/web.rs checks they agree).
+#[must_use]
+pub fn web_protocol() -> Protocol {
+    let mut p = protocol();
+    p.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
     p
 }
 

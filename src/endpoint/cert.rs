@@ -4,6 +4,7 @@
 
 use core::fmt;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -11,6 +12,14 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
 pub use crate::proto::CertHash;
+
+/// The longest validity a browser accepts for a certificate it pins by
+/// hash (WebTransport's `serverCertificateHashes`): 14 days.
+pub const MAX_BROWSER_VALIDITY: Duration = Duration::from_secs(14 * 24 * 60 * 60);
+
+/// How far back a new certificate's validity starts, for clocks a little
+/// behind ours (inside its validity, not added to it).
+const CLOCK_SKEW: Duration = Duration::from_secs(60 * 60);
 
 /// A certificate chain and its private key, for a server.
 #[derive(Debug)]
@@ -56,19 +65,44 @@ impl std::error::Error for CertificateError {
 
 impl Certificate {
     /// A new self-signed certificate for `names` (e.g. `["localhost"]`),
-    /// for development: clients pin its [`sha256`](Self::sha256).
+    /// for development: clients pin its [`sha256`](Self::sha256). It is
+    /// one a browser pins through WebTransport's `serverCertificateHashes`:
+    /// ECDSA P-256, with its names as extensions, valid for
+    /// [`MAX_BROWSER_VALIDITY`] (14 days) from an hour ago (clock skew). A
+    /// server that runs longer renews it
+    /// ([`ServerConfig::certificate_rotation`](crate::quic::ServerConfig::certificate_rotation)).
     ///
     /// # Errors
     /// [`CertificateError`] if key generation fails.
     pub fn self_signed(names: &[&str]) -> Result<Self, CertificateError> {
+        Self::self_signed_for(names, MAX_BROWSER_VALIDITY)
+    }
+
+    /// As [`self_signed`](Self::self_signed), valid for `validity` (at most
+    /// [`MAX_BROWSER_VALIDITY`]; longer is cut to it), the hour of clock
+    /// skew allowed for included.
+    ///
+    /// # Errors
+    /// [`CertificateError`] if key generation fails.
+    pub fn self_signed_for(names: &[&str], validity: Duration) -> Result<Self, CertificateError> {
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-        let certified =
-            rcgen::generate_simple_self_signed(names).map_err(CertificateError::Generate)?;
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
+            .map_err(CertificateError::Generate)?;
+        let mut params =
+            rcgen::CertificateParams::new(names).map_err(CertificateError::Generate)?;
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let now = rcgen::date_time_ymd(1970, 1, 1) + since_epoch;
+        let skew = CLOCK_SKEW.min(validity / 2);
+        params.not_before = now - skew;
+        params.not_after = params.not_before + validity.min(MAX_BROWSER_VALIDITY);
+        let cert = params
+            .self_signed(&key)
+            .map_err(CertificateError::Generate)?;
         Ok(Self {
-            chain: vec![certified.cert.der().clone()],
-            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-                certified.signing_key.serialize_der(),
-            )),
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
         })
     }
 

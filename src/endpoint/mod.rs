@@ -9,10 +9,14 @@ mod error;
 mod params;
 mod tls;
 
-pub use cert::{CertHash, Certificate, CertificateError, ServerTrust};
+pub use cert::{CertHash, Certificate, CertificateError, MAX_BROWSER_VALIDITY, ServerTrust};
 pub use error::StartError;
 
 pub(crate) use error::{connect_error, link_closed};
-pub(crate) use tls::{Pinned, client_config, connect_failure, server_config, stream_id};
+pub(crate) use tls::{
+    ALPN, Pinned, client_config, client_config_for, connect_failure, server_config, stream_id,
+};
+#[cfg(feature = "webtransport")]
+pub(crate) use tls::{BROWSER_STREAMS, H3};
 #[cfg(feature = "sim")]
 pub(crate) use tls::{apply_limits, server_crypto};

@@ -84,6 +84,10 @@ impl End<'_> {
 }
 
 impl Transport for End<'_> {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
     type Send = StreamId;
     type Recv = StreamId;
 

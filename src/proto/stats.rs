@@ -49,6 +49,10 @@ pub struct ConnectionStats {
     pub datagrams_dropped: u64,
     /// Unreliable messages dropped by the receive-rate limit.
     pub rate_limited: u64,
+    /// What carries the connection: `"quic"` (a native client),
+    /// `"webtransport"` (a browser), `"sim"` or `"local"` (a listen
+    /// server's own client); empty before it connected.
+    pub transport: &'static str,
 }
 
 /// The counters a session bumps, and the sample that turns them into rates.

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig};
 
 use super::driver::{Capture, drive};
+use super::link::Web;
 use super::server::stop_endpoint;
 use super::{ClientConfig, ConditionedSocket, StartError};
-use crate::endpoint::{Pinned, client_config, connect_error};
+use crate::endpoint::{Pinned, client_config_for, connect_error};
 use crate::proto::{ClientCore, ClientId, Session, SessionCell, SessionConfig, WaitError};
 
 /// A zao client over QUIC: connects in the background; poll it once per
@@ -62,8 +63,26 @@ impl Client {
             .thread_name("zao-client")
             .enable_all()
             .build()?;
+        #[cfg(feature = "webtransport")]
+        let (alpn, web) = match &config.webtransport {
+            Some(path) => {
+                let url = format!(
+                    "https://{}:{}{path}",
+                    config.server_name,
+                    config.server.port()
+                );
+                let url = url::Url::parse(&url).map_err(|e| {
+                    StartError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+                })?;
+                let allowance = config.limits.stream_allowance(&config.protocol);
+                (crate::endpoint::H3, Web::Connect(url, allowance))
+            }
+            None => (crate::endpoint::ALPN, Web::Off),
+        };
+        #[cfg(not(feature = "webtransport"))]
+        let (alpn, web) = (crate::endpoint::ALPN, Web::Off);
         let (quinn_config, pinned) =
-            client_config(&config.trust, &config.limits, &config.protocol)?;
+            client_config_for(&config.trust, &config.limits, &config.protocol, alpn)?;
         let _guard = runtime.enter();
         let server = config.server;
         let bind: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {
@@ -110,6 +129,7 @@ impl Client {
             cell.clone(),
             pinned,
             capture.clone(),
+            web,
         ));
         drop(_guard);
         Ok(Self {
@@ -184,6 +204,7 @@ async fn run(
     cell: Arc<SessionCell>,
     pinned: Pinned,
     capture: Capture,
+    web: Web,
 ) {
     loop {
         match endpoint.connect_with(quinn_config.clone(), config.server, &config.server_name) {
@@ -194,6 +215,7 @@ async fn run(
                     cell.clone(),
                     None,
                     capture.clone(),
+                    web.clone(),
                 )
                 .await;
             }

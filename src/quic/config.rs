@@ -36,6 +36,48 @@ pub struct ServerConfig {
     /// logged reason ([`DEFAULT_CAPTURE_MAX_BYTES`](super::DEFAULT_CAPTURE_MAX_BYTES), 1 GiB).
     #[cfg(feature = "inspect")]
     pub capture_max_bytes: u64,
+    /// Take browser clients too: WebTransport (HTTP/3, ALPN `h3`) on the
+    /// same UDP port as native clients (ALPN `zao/1`). On by default. A
+    /// browser accepts a certificate without a CA only if it is ECDSA and
+    /// valid for at most 14 days ([`Certificate::self_signed`] is), pinned
+    /// by its hash; see docs/WEB.md.
+    #[cfg(feature = "webtransport")]
+    pub webtransport: bool,
+    /// Replace the certificate with a fresh self-signed one before it
+    /// expires (browsers take a pinned certificate for 14 days at most);
+    /// [`Server::certificate_hashes`](super::Server::certificate_hashes)
+    /// gives the current hash and the one before it. `None` keeps the
+    /// certificate given (a CA's, which needs no pinning).
+    pub certificate_rotation: Option<CertificateRotation>,
+    /// Serve the certificate hashes over plain HTTP on this TCP address
+    /// (`GET /zao/certificate`, JSON, any origin), so a page on localhost
+    /// can fetch what to pin. `None`: not served (a game's own web server
+    /// can serve [`Server::certificate_hashes`](super::Server::certificate_hashes)).
+    pub certificate_http: Option<SocketAddr>,
+}
+
+/// How a server renews its self-signed certificate
+/// ([`ServerConfig::certificate_rotation`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CertificateRotation {
+    /// The names each new certificate is for.
+    pub names: Vec<String>,
+    /// Each certificate's validity (at most 14 days, what browsers take).
+    pub validity: core::time::Duration,
+    /// How long before a certificate expires its successor replaces it.
+    pub renew_before: core::time::Duration,
+}
+
+impl Default for CertificateRotation {
+    /// `localhost`, `127.0.0.1` and `::1`, 14 days, renewed two days ahead.
+    fn default() -> Self {
+        Self {
+            names: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            validity: super::MAX_BROWSER_VALIDITY,
+            renew_before: core::time::Duration::from_secs(2 * 24 * 60 * 60),
+        }
+    }
 }
 
 impl fmt::Debug for ServerConfig {
@@ -48,7 +90,9 @@ impl fmt::Debug for ServerConfig {
             .field("auth", &self.auth.is_some())
             .field("worker_threads", &self.worker_threads)
             .field("conditioner", &self.conditioner)
-            .finish()
+            .field("certificate_rotation", &self.certificate_rotation)
+            .field("certificate_http", &self.certificate_http)
+            .finish_non_exhaustive()
     }
 }
 
@@ -68,7 +112,30 @@ impl ServerConfig {
             capture: None,
             #[cfg(feature = "inspect")]
             capture_max_bytes: super::DEFAULT_CAPTURE_MAX_BYTES,
+            #[cfg(feature = "webtransport")]
+            webtransport: true,
+            certificate_rotation: None,
+            certificate_http: None,
         }
+    }
+
+    /// A development server on `bind`: a self-signed certificate for
+    /// `localhost`, `127.0.0.1` and `::1` that browsers pin
+    /// ([`Certificate::self_signed`]), renewed before it expires
+    /// ([`CertificateRotation::default`]).
+    ///
+    /// # Errors
+    /// [`CertificateError`](super::CertificateError) if the key cannot be made.
+    pub fn development(
+        bind: SocketAddr,
+        protocol: Protocol,
+    ) -> Result<Self, super::CertificateError> {
+        let rotation = CertificateRotation::default();
+        let names: Vec<&str> = rotation.names.iter().map(String::as_str).collect();
+        let certificate = Certificate::self_signed_for(&names, rotation.validity)?;
+        let mut config = Self::new(bind, certificate, protocol);
+        config.certificate_rotation = Some(rotation);
+        Ok(config)
     }
 }
 
@@ -100,6 +167,11 @@ pub struct ClientConfig {
     /// logged reason ([`DEFAULT_CAPTURE_MAX_BYTES`](super::DEFAULT_CAPTURE_MAX_BYTES), 1 GiB).
     #[cfg(feature = "inspect")]
     pub capture_max_bytes: u64,
+    /// Connect over WebTransport (HTTP/3) as a browser does, to this path
+    /// (`"/"`), instead of raw QUIC: for tests of a server's browser side
+    /// from Rust, and clients behind networks that pass only HTTP/3.
+    #[cfg(feature = "webtransport")]
+    pub webtransport: Option<String>,
 }
 
 impl ClientConfig {
@@ -123,6 +195,8 @@ impl ClientConfig {
             capture: None,
             #[cfg(feature = "inspect")]
             capture_max_bytes: super::DEFAULT_CAPTURE_MAX_BYTES,
+            #[cfg(feature = "webtransport")]
+            webtransport: None,
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use super::link::{InputWake, QuinnLink};
+use super::link::{InputWake, QuinnLink, Web};
 use crate::endpoint::Pinned;
 use crate::proto::ServerShared;
 use crate::proto::SessionCell;
@@ -33,17 +33,18 @@ pub(crate) enum NoCapture {}
 
 /// Drives the connection of `connecting` with the session in `cell` (and,
 /// on a server, its admission in `server`) until both are done; `pinned`
-/// for a client that pins the server's certificate.
+/// for a client that pins the server's certificate; `web` for WebTransport.
 pub(crate) async fn drive(
     connecting: quinn::Connecting,
     pinned: Pinned,
     cell: Arc<SessionCell>,
     server: Option<Arc<ServerShared>>,
     #[cfg_attr(not(feature = "inspect"), allow(unused_variables))] capture: Capture,
+    web: Web,
 ) {
     let input = InputWake::new();
     let io = Waker::from(input.clone());
-    let mut link = QuinnLink::new(connecting, pinned, input.clone());
+    let mut link = QuinnLink::new(connecting, pinned, input.clone(), web);
     let mut pump = Pump::new(cell.clone(), server);
     // The session's next timer, re-armed only when it moves.
     let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));

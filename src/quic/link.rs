@@ -5,6 +5,11 @@
 //! the close) are kept between polls, since dropping one forgets the
 //! waiting; stream reads and writes park their waker in quinn's stream
 //! tables and are made afresh each time. No decision is made here.
+//!
+//! With the `webtransport` feature, a server's connection whose TLS
+//! handshake chose ALPN `h3` is a browser's: the link answers its HTTP/3
+//! CONNECT (web-transport-quinn) and carries the same session over the
+//! WebTransport session's streams and datagrams (docs/TRANSPORTS.md).
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -73,13 +78,69 @@ pub(crate) struct QuinnLink {
     pinned: Pinned,
     /// Whether quinn woke the driver since the last step.
     input: Arc<InputWake>,
+    /// What to do once QUIC is connected over ALPN `h3`.
+    #[cfg_attr(not(feature = "webtransport"), allow(dead_code))]
+    web: Web,
+}
+
+/// A link's WebTransport role.
+#[derive(Clone, Debug)]
+pub(crate) enum Web {
+    /// Raw QUIC only (ALPN `zao/1`).
+    Off,
+    /// A server: answer a browser's CONNECT on an `h3` connection; the
+    /// unidirectional streams zao's protocol allows.
+    #[cfg(feature = "webtransport")]
+    Accept(u32),
+    /// A client over WebTransport: send CONNECT for this URL; the
+    /// unidirectional streams zao's protocol allows.
+    #[cfg(feature = "webtransport")]
+    Connect(url::Url, u32),
 }
 
 enum Phase {
     Connecting(Pin<Box<Connecting>>),
     Live(Box<Live>),
+    /// HTTP/3's SETTINGS and the CONNECT request, under the session's
+    /// handshake deadline like QUIC's own handshake.
+    #[cfg(feature = "webtransport")]
+    WebHandshake {
+        conn: Connection,
+        session: Pin<Box<dyn Future<Output = Result<wt::Session, String>> + Send>>,
+    },
+    #[cfg(feature = "webtransport")]
+    Web(Box<WebLive>),
     /// The handshake was abandoned (the session's deadline closed it).
     Abandoned,
+}
+
+#[cfg(feature = "webtransport")]
+use web_transport_quinn as wt;
+
+/// A live WebTransport session.
+#[cfg(feature = "webtransport")]
+struct WebLive {
+    session: wt::Session,
+    /// This side closed it (the crate reports its own close and a peer's
+    /// CONNECT stream ending alike).
+    we_closed: bool,
+    /// The first bidirectional stream, zao's control stream, was given out
+    /// (its QUIC id is not 0: the CONNECT stream is).
+    control_given: bool,
+}
+
+/// A stream the pump writes: a QUIC stream, or a WebTransport one.
+pub(crate) enum LinkSend {
+    Quic(SendStream),
+    #[cfg(feature = "webtransport")]
+    Web(wt::SendStream),
+}
+
+/// A stream the pump reads.
+pub(crate) enum LinkRecv {
+    Quic(RecvStream),
+    #[cfg(feature = "webtransport")]
+    Web(wt::RecvStream),
 }
 
 struct Live {
@@ -107,6 +168,18 @@ impl Live {
     }
 }
 
+/// QUIC's figures of a connection.
+fn path_stats(conn: &Connection) -> PathStats {
+    let stats = conn.stats();
+    PathStats {
+        rtt: conn.rtt(),
+        sent_packets: stats.path.sent_packets,
+        lost_packets: stats.path.lost_packets,
+        bytes_in: stats.udp_rx.bytes,
+        bytes_out: stats.udp_tx.bytes,
+    }
+}
+
 /// Polls a kept future, made by `make` when none is kept; `Ready` takes
 /// it (the next poll makes a new one).
 fn poll_kept<T>(
@@ -126,13 +199,41 @@ fn poll_kept<T>(
 
 impl QuinnLink {
     /// A connection whose handshake `connecting` runs; `pinned` for a
-    /// client that pins the server's certificate.
-    pub(crate) fn new(connecting: Connecting, pinned: Pinned, input: Arc<InputWake>) -> Self {
+    /// client that pins the server's certificate; `web` for WebTransport.
+    pub(crate) fn new(
+        connecting: Connecting,
+        pinned: Pinned,
+        input: Arc<InputWake>,
+        web: Web,
+    ) -> Self {
         Self {
             phase: Phase::Connecting(Box::pin(connecting)),
             pinned,
             input,
+            web,
         }
+    }
+
+    /// QUIC is connected: a raw zao connection, or (ALPN `h3`) the start
+    /// of WebTransport's own handshake.
+    fn connected(&mut self, conn: Connection) -> Phase {
+        #[cfg(feature = "webtransport")]
+        match (&self.web, super::web::alpn(&conn).as_deref()) {
+            (Web::Accept(uni), Some(super::web::ALPN)) => {
+                return Phase::WebHandshake {
+                    session: Box::pin(super::web::accept(conn.clone(), *uni)),
+                    conn,
+                };
+            }
+            (Web::Connect(url, uni), _) => {
+                return Phase::WebHandshake {
+                    session: Box::pin(super::web::connect(conn.clone(), url.clone(), *uni)),
+                    conn,
+                };
+            }
+            _ => {}
+        }
+        Phase::Live(Box::new(Live::new(conn)))
     }
 
     fn live(&mut self) -> Option<&mut Live> {
@@ -144,28 +245,53 @@ impl QuinnLink {
 }
 
 impl Transport for QuinnLink {
-    type Send = SendStream;
-    type Recv = RecvStream;
+    type Send = LinkSend;
+    type Recv = LinkRecv;
 
     fn poll_connected(
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Option<usize>, DisconnectReason>> {
-        match &mut self.phase {
-            Phase::Connecting(connecting) => match connecting.as_mut().poll(cx) {
-                Poll::Ready(Ok(conn)) => {
-                    let max = conn.max_datagram_size();
-                    self.phase = Phase::Live(Box::new(Live::new(conn)));
-                    Poll::Ready(Ok(max))
-                }
+        if let Phase::Connecting(connecting) = &mut self.phase {
+            match connecting.as_mut().poll(cx) {
+                Poll::Ready(Ok(conn)) => self.phase = self.connected(conn),
                 Poll::Ready(Err(e)) => {
                     self.phase = Phase::Abandoned;
-                    Poll::Ready(Err(connect_failure(&self.pinned, &e)))
+                    return Poll::Ready(Err(connect_failure(&self.pinned, &e)));
                 }
-                Poll::Pending => Poll::Pending,
-            },
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        #[cfg(feature = "webtransport")]
+        if let Phase::WebHandshake { conn, session } = &mut self.phase {
+            match session.as_mut().poll(cx) {
+                Poll::Ready(Ok(session)) => {
+                    self.phase = Phase::Web(Box::new(WebLive {
+                        session,
+                        we_closed: false,
+                        control_given: false,
+                    }));
+                }
+                Poll::Ready(Err(why)) => {
+                    let reason = super::web::handshake_failed(conn, &why);
+                    self.phase = Phase::Abandoned;
+                    return Poll::Ready(Err(reason));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        match &mut self.phase {
             Phase::Live(live) => Poll::Ready(Ok(live.conn.max_datagram_size())),
+            #[cfg(feature = "webtransport")]
+            Phase::Web(web) => {
+                // The session's own: QUIC's less the datagram's session id.
+                let max = web.session.max_datagram_size();
+                Poll::Ready(Ok((max > 0).then_some(max)))
+            }
             Phase::Abandoned => Poll::Ready(Err(LinkClosed::Locally.into())),
+            Phase::Connecting(_) => Poll::Pending,
+            #[cfg(feature = "webtransport")]
+            Phase::WebHandshake { .. } => Poll::Pending,
         }
     }
 
@@ -176,12 +302,20 @@ impl Transport for QuinnLink {
                 .as_mut()
                 .poll(cx)
                 .map(|e| link_closed(&e).into()),
+            #[cfg(feature = "webtransport")]
+            Phase::Web(web) => super::web::poll_closed(&mut web.session, web.we_closed, cx),
             Phase::Abandoned => Poll::Ready(LinkClosed::Locally.into()),
             Phase::Connecting(_) => Poll::Pending,
+            #[cfg(feature = "webtransport")]
+            Phase::WebHandshake { .. } => Poll::Pending,
         }
     }
 
     fn poll_datagram(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        #[cfg(feature = "webtransport")]
+        if let Phase::Web(web) = &mut self.phase {
+            return super::web::poll_datagram(&mut web.session, cx);
+        }
         let Some(live) = self.live() else {
             return Poll::Ready(None);
         };
@@ -193,10 +327,11 @@ impl Transport for QuinnLink {
         .map(Result::ok)
     }
 
-    fn poll_accept(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Accepted<RecvStream, SendStream>>> {
+    fn poll_accept(&mut self, cx: &mut Context<'_>) -> Poll<Option<Accepted<LinkRecv, LinkSend>>> {
+        #[cfg(feature = "webtransport")]
+        if let Phase::Web(web) = &mut self.phase {
+            return super::web::poll_accept(&mut web.session, &mut web.control_given, cx);
+        }
         let Some(live) = self.live() else {
             return Poll::Ready(None);
         };
@@ -207,7 +342,7 @@ impl Transport for QuinnLink {
         }) {
             return Poll::Ready(accepted.ok().map(|recv| Accepted {
                 id: stream_id(recv.id()),
-                recv,
+                recv: LinkRecv::Quic(recv),
                 send: None,
             }));
         }
@@ -218,13 +353,20 @@ impl Transport for QuinnLink {
         .map(|accepted| {
             accepted.ok().map(|(send, recv)| Accepted {
                 id: stream_id(recv.id()),
-                recv,
-                send: Some(send),
+                recv: LinkRecv::Quic(recv),
+                send: Some(LinkSend::Quic(send)),
             })
         })
     }
 
-    fn poll_read(&mut self, cx: &mut Context<'_>, recv: &mut RecvStream, max: usize) -> Poll<Read> {
+    // Without `webtransport` the match has one arm.
+    #[allow(clippy::infallible_destructuring_match)]
+    fn poll_read(&mut self, cx: &mut Context<'_>, recv: &mut LinkRecv, max: usize) -> Poll<Read> {
+        let recv = match recv {
+            LinkRecv::Quic(recv) => recv,
+            #[cfg(feature = "webtransport")]
+            LinkRecv::Web(recv) => return super::web::poll_read(recv, max, cx),
+        };
         // Cancel-safe: a read not ready leaves its waker in quinn's table.
         match pin!(recv.read_chunk(max, true)).poll(cx) {
             Poll::Ready(Ok(Some(chunk))) => Poll::Ready(Read::Data(chunk.bytes)),
@@ -239,7 +381,11 @@ impl Transport for QuinnLink {
         &mut self,
         cx: &mut Context<'_>,
         bidi: bool,
-    ) -> Poll<Option<Opened<SendStream, RecvStream>>> {
+    ) -> Poll<Option<Opened<LinkSend, LinkRecv>>> {
+        #[cfg(feature = "webtransport")]
+        if let Phase::Web(web) = &mut self.phase {
+            return super::web::poll_open(&mut web.session, &mut web.control_given, bidi, cx);
+        }
         let Some(live) = self.live() else {
             return Poll::Ready(None);
         };
@@ -251,8 +397,8 @@ impl Transport for QuinnLink {
             })
             .map(|opened| {
                 opened.ok().map(|(send, recv)| Opened {
-                    send,
-                    recv: Some((stream_id(recv.id()), recv)),
+                    send: LinkSend::Quic(send),
+                    recv: Some((stream_id(recv.id()), LinkRecv::Quic(recv))),
                 })
             })
         } else {
@@ -260,34 +406,56 @@ impl Transport for QuinnLink {
                 let conn = conn.clone();
                 Box::pin(async move { conn.open_uni().await })
             })
-            .map(|opened| opened.ok().map(|send| Opened { send, recv: None }))
+            .map(|opened| {
+                opened.ok().map(|send| Opened {
+                    send: LinkSend::Quic(send),
+                    recv: None,
+                })
+            })
         }
     }
 
-    fn set_priority(&mut self, send: &mut SendStream, priority: i32) {
-        let _ = send.set_priority(priority);
+    fn set_priority(&mut self, send: &mut LinkSend, priority: i32) {
+        let _ = match send {
+            LinkSend::Quic(send) => send.set_priority(priority).is_ok(),
+            #[cfg(feature = "webtransport")]
+            LinkSend::Web(send) => send.set_priority(priority).is_ok(),
+        };
     }
 
     fn poll_write(
         &mut self,
         cx: &mut Context<'_>,
-        send: &mut SendStream,
+        send: &mut LinkSend,
         data: &mut Bytes,
     ) -> Poll<Result<(), ()>> {
         // Cancel-safe: it takes what the window has room for, advancing
-        // `data`, or leaves its waker in quinn's table.
-        match pin!(send.write_chunks(core::slice::from_mut(data))).poll(cx) {
-            Poll::Ready(Ok(_)) => Poll::Ready(Ok(())),
-            Poll::Ready(Err(_)) => Poll::Ready(Err(())),
-            Poll::Pending => Poll::Pending,
+        // `data`, or leaves its waker in quinn's table (web-transport-quinn
+        // wraps the same quinn future).
+        match send {
+            LinkSend::Quic(send) => pin!(send.write_chunks(core::slice::from_mut(data)))
+                .poll(cx)
+                .map(|r| r.map(drop).map_err(drop)),
+            #[cfg(feature = "webtransport")]
+            LinkSend::Web(send) => pin!(send.write_chunks(core::slice::from_mut(data)))
+                .poll(cx)
+                .map(|r| r.map(drop).map_err(drop)),
         }
     }
 
-    fn finish(&mut self, send: &mut SendStream) {
-        let _ = send.finish();
+    fn finish(&mut self, send: &mut LinkSend) {
+        let _ = match send {
+            LinkSend::Quic(send) => send.finish().is_ok(),
+            #[cfg(feature = "webtransport")]
+            LinkSend::Web(send) => send.finish().is_ok(),
+        };
     }
 
     fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {
+        #[cfg(feature = "webtransport")]
+        if let Phase::Web(web) = &mut self.phase {
+            return super::web::try_send_datagram(&web.session, datagram);
+        }
         let Some(live) = self.live() else {
             return Err((DatagramRefused::Gone, datagram));
         };
@@ -312,6 +480,23 @@ impl Transport for QuinnLink {
             Phase::Live(live) => live
                 .conn
                 .close(VarInt::from_u64(code).unwrap_or(VarInt::MAX), reason),
+            #[cfg(feature = "webtransport")]
+            Phase::Web(web) => {
+                web.we_closed = true;
+                web.session
+                    .close(u32::try_from(code).unwrap_or(u32::MAX), reason);
+            }
+            #[cfg(feature = "webtransport")]
+            Phase::WebHandshake { conn, .. } => {
+                conn.close(
+                    VarInt::from_u64(wt::proto::error_to_http3(
+                        u32::try_from(code).unwrap_or(u32::MAX),
+                    ))
+                    .unwrap_or(VarInt::MAX),
+                    reason,
+                );
+                self.phase = Phase::Abandoned;
+            }
             // Before the handshake ends there is no application close to
             // send: dropping it abandons it.
             Phase::Connecting(_) => self.phase = Phase::Abandoned,
@@ -321,21 +506,22 @@ impl Transport for QuinnLink {
 
     fn path_stats(&self) -> PathStats {
         match &self.phase {
-            Phase::Live(live) => {
-                let stats = live.conn.stats();
-                PathStats {
-                    rtt: live.conn.rtt(),
-                    sent_packets: stats.path.sent_packets,
-                    lost_packets: stats.path.lost_packets,
-                    bytes_in: stats.udp_rx.bytes,
-                    bytes_out: stats.udp_tx.bytes,
-                }
-            }
+            Phase::Live(live) => path_stats(&live.conn),
+            #[cfg(feature = "webtransport")]
+            Phase::Web(web) => path_stats(&web.session),
             _ => PathStats::default(),
         }
     }
 
     fn take_input_wake(&mut self) -> bool {
         self.input.woke.swap(false, Ordering::AcqRel)
+    }
+
+    fn name(&self) -> &'static str {
+        match &self.phase {
+            #[cfg(feature = "webtransport")]
+            Phase::Web(_) | Phase::WebHandshake { .. } => "webtransport",
+            _ => "quic",
+        }
     }
 }

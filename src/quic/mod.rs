@@ -16,18 +16,24 @@ mod conditioner;
 mod config;
 mod driver;
 mod link;
+mod publish;
 mod server;
 mod tls_impls;
+#[cfg(feature = "webtransport")]
+mod web;
 
 #[cfg(feature = "inspect")]
 pub use capture::{CAPTURE_CLIENT_ENV, CAPTURE_ENV, DEFAULT_CAPTURE_MAX_BYTES};
 pub use client::Client;
 pub use conditioner::{ConditionedSocket, ConditionerConfig};
-pub use config::{ClientConfig, ServerConfig};
+pub use config::{CertificateRotation, ClientConfig, ServerConfig};
+pub use publish::CERTIFICATE_PATH;
 pub use server::{CLOSE_LINGER, Server};
 
 /// Certificates and the start errors, shared with the simulated network.
-pub use crate::endpoint::{CertHash, Certificate, CertificateError, ServerTrust, StartError};
+pub use crate::endpoint::{
+    CertHash, Certificate, CertificateError, MAX_BROWSER_VALIDITY, ServerTrust, StartError,
+};
 
 /// What the transport's events and errors carry, re-exported for one `use`.
 pub use crate::proto::{

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use quinn::{AsyncUdpSocket, Endpoint, EndpointConfig, Incoming, VarInt};
 
 use super::driver::{Capture, drive};
+use super::link::Web;
 use super::{CertHash, ConditionedSocket, ServerConfig, StartError};
 use crate::endpoint::{link_closed, server_config};
 use crate::proto::{
@@ -28,14 +29,15 @@ pub struct Server {
     runtime: Option<tokio::runtime::Runtime>,
     auth_runtime: Option<tokio::runtime::Runtime>,
     local_addr: SocketAddr,
-    certificate: CertHash,
+    hashes: super::publish::Hashes,
+    certificate_http: Option<SocketAddr>,
 }
 
 impl core::fmt::Debug for Server {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
             .field("local_addr", &self.local_addr)
-            .field("certificate", &self.certificate)
+            .field("certificates", &self.hashes.get())
             .finish_non_exhaustive()
     }
 }
@@ -73,7 +75,21 @@ impl Server {
             .thread_name("zao-auth")
             .enable_all()
             .build()?;
-        let server_config = server_config(&config.certificate, &config.limits, &config.protocol)?;
+        let alpns = alpns(&config);
+        let server_config = server_config(
+            &config.certificate,
+            &config.limits,
+            &config.protocol,
+            &alpns,
+        )?;
+        #[cfg(feature = "webtransport")]
+        let web = if config.webtransport {
+            Web::Accept(config.limits.stream_allowance(&config.protocol))
+        } else {
+            Web::Off
+        };
+        #[cfg(not(feature = "webtransport"))]
+        let web = Web::Off;
         let _guard = runtime.enter();
         let socket = std::net::UdpSocket::bind(config.bind)?;
         let quinn_runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
@@ -98,6 +114,32 @@ impl Server {
         )?;
         #[cfg(not(feature = "inspect"))]
         let capture = None;
+        let hashes = super::publish::Hashes::new(config.certificate.sha256());
+        if let Some(rotation) = config.certificate_rotation.clone() {
+            tokio::spawn(super::publish::rotate(
+                endpoint.clone(),
+                hashes.clone(),
+                super::publish::Renewal {
+                    rotation,
+                    limits: config.limits.clone(),
+                    protocol: config.protocol.clone(),
+                    alpns,
+                },
+            ));
+        }
+        let certificate_http = match config.certificate_http {
+            Some(addr) => {
+                let listener = super::publish::bind(addr)?;
+                let bound = listener.local_addr()?;
+                tokio::spawn(super::publish::serve(
+                    listener,
+                    hashes.clone(),
+                    local_addr.port(),
+                ));
+                Some(bound)
+            }
+            None => None,
+        };
         let mut session = SessionConfig::new(config.protocol, config.limits);
         session.tap = capture.is_some();
         let auth = config
@@ -108,6 +150,7 @@ impl Server {
             endpoint.clone(),
             shared.clone(),
             capture.clone(),
+            web,
         ));
         drop(_guard);
         Ok(Self {
@@ -117,7 +160,8 @@ impl Server {
             runtime: Some(runtime),
             auth_runtime: Some(auth_runtime),
             local_addr,
-            certificate: config.certificate.sha256(),
+            hashes,
+            certificate_http,
         })
     }
 
@@ -127,10 +171,33 @@ impl Server {
         self.local_addr
     }
 
-    /// The SHA-256 of the server's certificate, for clients to pin.
+    /// The SHA-256 of the server's current certificate, for clients to
+    /// pin.
     #[must_use]
     pub fn certificate_hash(&self) -> CertHash {
-        self.certificate
+        self.hashes
+            .get()
+            .first()
+            .copied()
+            .unwrap_or(CertHash([0; 32]))
+    }
+
+    /// The hashes a client may pin now: the current certificate's, then,
+    /// once it was renewed
+    /// ([`ServerConfig::certificate_rotation`](super::ServerConfig::certificate_rotation)),
+    /// the previous one's (still served to open connections). A browser
+    /// takes the list as `serverCertificateHashes`.
+    #[must_use]
+    pub fn certificate_hashes(&self) -> Vec<CertHash> {
+        self.hashes.get()
+    }
+
+    /// Where the certificate hashes are served over HTTP
+    /// ([`ServerConfig::certificate_http`](super::ServerConfig::certificate_http)),
+    /// at `/zao/certificate`.
+    #[must_use]
+    pub fn certificate_http(&self) -> Option<SocketAddr> {
+        self.certificate_http
     }
 
     /// Closes every connection ("server shutting down") and waits until
@@ -167,6 +234,16 @@ impl Drop for Server {
     }
 }
 
+/// The ALPNs a server takes: zao's, and HTTP/3's when it takes browsers.
+fn alpns(config: &ServerConfig) -> Vec<&'static [u8]> {
+    #[cfg(feature = "webtransport")]
+    if config.webtransport {
+        return vec![crate::endpoint::ALPN, crate::endpoint::H3];
+    }
+    let _ = config;
+    vec![crate::endpoint::ALPN]
+}
+
 /// The auth callback, each answer computed on the auth runtime: a slow or
 /// blocking callback never holds up a connection's packets. The pump waits
 /// for the answer like any other future.
@@ -183,7 +260,7 @@ fn off_the_network(callback: AuthCallback, runtime: tokio::runtime::Handle) -> A
     })
 }
 
-async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Capture) {
+async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Capture, web: Web) {
     while let Some(incoming) = endpoint.accept().await {
         let addr = incoming.remote_address();
         match shared.handle_incoming(
@@ -192,7 +269,12 @@ async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Cap
             incoming.may_retry(),
         ) {
             IncomingVerdict::Accept => {
-                tokio::spawn(connection(incoming, shared.clone(), capture.clone()));
+                tokio::spawn(connection(
+                    incoming,
+                    shared.clone(),
+                    capture.clone(),
+                    web.clone(),
+                ));
             }
             IncomingVerdict::Retry => {
                 if let Err(e) = incoming.retry() {
@@ -207,12 +289,12 @@ async fn accept_loop(endpoint: Endpoint, shared: Arc<ServerShared>, capture: Cap
 /// One accepted connection: its session exists from here, so the
 /// session's handshake deadline covers QUIC's handshake too (the pump
 /// abandons the handshake when the session closes at it).
-async fn connection(incoming: Incoming, shared: Arc<ServerShared>, capture: Capture) {
+async fn connection(incoming: Incoming, shared: Arc<ServerShared>, capture: Capture, web: Web) {
     let now = Instant::now();
     let validated = incoming.remote_address_validated();
     let cell = shared.new_session(incoming.remote_address(), validated, now);
     match incoming.accept() {
-        Ok(connecting) => drive(connecting, None, cell, Some(shared), capture).await,
+        Ok(connecting) => drive(connecting, None, cell, Some(shared), capture, web).await,
         Err(e) => {
             cell.lock()
                 .handle_connection_lost(now, link_closed(&e).into());

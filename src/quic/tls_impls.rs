@@ -26,6 +26,6 @@ impl Certificate {
         limits: &Limits,
         protocol: &Protocol,
     ) -> Result<quinn::ServerConfig, StartError> {
-        server_config(self, limits, protocol)
+        server_config(self, limits, protocol, &[crate::endpoint::ALPN])
     }
 }

@@ -214,6 +214,10 @@ impl SimLink<'_> {
 }
 
 impl Transport for SimLink<'_> {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
     type Send = quinn_proto::StreamId;
     type Recv = quinn_proto::StreamId;
 

@@ -415,8 +415,10 @@ impl Sim {
         }
         let token_key =
             ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&self.node_seed(0, 0x70c3));
-        let mut server_config =
-            quinn_proto::ServerConfig::new(server_crypto(&self.certificate)?, Arc::new(token_key));
+        let mut server_config = quinn_proto::ServerConfig::new(
+            server_crypto(&self.certificate, &[crate::endpoint::ALPN])?,
+            Arc::new(token_key),
+        );
         apply_limits(&mut server_config, &config.limits, &config.protocol);
         let endpoint = Endpoint::new(
             Arc::new(self.endpoint_config(self.nodes.len())),

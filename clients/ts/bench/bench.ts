@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- OUT.md]`: the reference messages encoded into a reused
+ * `npm run bench [-- OUT.md] [--runs N] [--write-benchmarks [PATH]]`: the reference messages encoded into a reused
  * buffer and decoded, by the generated Zao codec, msgpackr (shared record
  * structures, a reused buffer), protobufjs (reflection codecs from
  * messages.proto, a reused Writer) and JSON (stringify into a reused buffer,
@@ -7,9 +7,13 @@
  * (Node)`), or writes it to OUT.md.
  *
  * Each time is the median ns/op of 11 batches of at least 50 ms, measured
- * after a warm-up, all in one process. Zao's wire sizes are asserted equal
+ * after a warm-up, all in one process; with `--runs N` the whole bench runs
+ * in N processes and each figure is the median of the N (`npm run
+ * bench:write` runs 3 and writes the section into ../../BENCHMARKS.md
+ * between `<!-- typescript:start -->` and `<!-- typescript:end -->`). Zao's wire sizes are asserted equal
  * to the Rust codec's (the golden files and docs/WIRE.md §11).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Packr, isNativeAccelerationEnabled } from 'msgpackr';
 import protobuf from 'protobufjs';
 import type { MessageCodec } from '../src/index.js';
+import { replaceSection } from './markers.js';
 import {
   Inventory,
   PlayerInput,
@@ -274,14 +279,17 @@ function version(name: string): string {
   }
 }
 
-function report(all: Case[]): string {
+function report(all: Case[], runs: number): string {
   const lines: string[] = [];
   lines.push('## TypeScript codec (Node)');
   lines.push('');
+  const how = runs > 1 ? `${runs} runs in separate processes, \`npm run bench:write\`` : 'one process, `npm run bench`';
   lines.push(
-    `Node ${process.version} (V8 ${process.versions.v8}) on ${cpus()[0]?.model ?? 'unknown CPU'}, one process, \`npm run bench\` in \`clients/ts\`; ` +
+    `Run on ${new Date().toISOString().slice(0, 10)} with Node ${process.version} (V8 ${process.versions.v8}) on ${cpus()[0]?.model ?? 'unknown CPU'}, ${how} in \`clients/ts\`; ` +
       `msgpackr ${version('msgpackr')} (native string acceleration ${isNativeAccelerationEnabled ? 'on' : 'off'}), protobufjs ${version('protobufjs')}. ` +
-      'Times are ns per operation, the median of 11 batches of at least 50 ms after a 200 ms warm-up; ratios are to Zao in the same column. ' +
+      'Times are ns per operation, the median of 11 batches of at least 50 ms after a 200 ms warm-up' +
+      (runs > 1 ? `, then the median of the ${runs} runs' figures` : '') +
+      '; ratios are to Zao in the same column. ' +
       'Encode-reuse writes into a buffer allocated once (msgpackr: `useBuffer` or its own reused buffer, whichever was faster; protobufjs: a new `Writer` per encode, ' +
       'since reusing one made it orders of magnitude slower; JSON: `JSON.stringify` then `TextEncoder.encodeInto` a reused buffer). Decode builds a new value from bytes (msgpackr: each op timed with shared record ' +
       'structures, with records and with plain maps, the fastest kept; protobufjs reflection codecs from `bench/messages.proto`, the .proto of the Rust benchmark; JSON via `TextDecoder` and `JSON.parse`). ' +
@@ -322,14 +330,68 @@ function report(all: Case[]): string {
 }
 
 const args = process.argv.slice(2);
-const onlyAt = args.indexOf('--only');
-const only = onlyAt >= 0 ? args[onlyAt + 1] ?? null : null;
-const outFile = args.find((a, i) => !a.startsWith('--') && (onlyAt < 0 || i !== onlyAt + 1)) ?? null;
-const load = loadavg()[0] ?? 0;
-const text = report(cases(only)).replace(
-  'one process,',
-  `one process (load average ${load.toFixed(2)} on ${cpus().length} cores when it started),`,
-);
-if (outFile !== null) writeFileSync(outFile, text);
-else process.stdout.write(text);
+const valueOf = (flag: string): string | null => {
+  const at = args.indexOf(flag);
+  const v = at >= 0 ? args[at + 1] : undefined;
+  return v !== undefined && !v.startsWith('--') ? v : null;
+};
+const only = valueOf('--only');
+const runs = Math.max(1, Math.floor(Number(valueOf('--runs') ?? '1')) || 1);
+const writeBenchmarks = args.includes('--write-benchmarks') ? valueOf('--write-benchmarks') ?? join(pkg, '..', '..', 'BENCHMARKS.md') : null;
+const consumed = new Set(['--only', '--runs', '--write-benchmarks'].map((f) => args.indexOf(f) + 1).filter((i) => i > 0 && args[i] !== undefined && !args[i]!.startsWith('--')));
+const outFile = args.find((a, i) => !a.startsWith('--') && !consumed.has(i)) ?? null;
+
+/** Each figure the median of the runs' (NaN where a run has none). */
+function medianCases(runsOut: Case[][]): Case[] {
+  const mid = (xs: number[]): number => {
+    const v = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    return v.length === 0 ? NaN : v.length % 2 === 1 ? v[v.length >> 1]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+  };
+  return runsOut[0]!.map((c, ci) => ({
+    name: c.name,
+    rows: c.rows.map((r, ri) => {
+      const all = runsOut.map((run) => run[ci]!.rows[ri]!);
+      for (const x of all) assert(x.lib === r.lib && x.bytes === r.bytes, `runs agree on ${c.name} ${r.lib}`);
+      return { ...r, encode: mid(all.map((x) => x.encode)), decode: mid(all.map((x) => x.decode)) };
+    }),
+  }));
+}
+
+if (args.includes('--json')) {
+  // One run for a parent `--runs N`: NaN travels as null.
+  process.stdout.write(JSON.stringify(cases(only)));
+} else {
+  const load = loadavg()[0] ?? 0;
+  let all: Case[];
+  if (runs > 1) {
+    const results: Case[][] = [];
+    for (let i = 0; i < runs; i++) {
+      process.stderr.write(`bench: run ${i + 1} of ${runs}\n`);
+      const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--json', ...(only !== null ? ['--only', only] : [])], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 64 << 20,
+        encoding: 'utf8',
+      });
+      const parsed = JSON.parse(out) as Case[];
+      for (const c of parsed) for (const r of c.rows) for (const k of ['encode', 'decode'] as const) if (r[k] === null) r[k] = NaN;
+      results.push(parsed);
+    }
+    all = medianCases(results);
+  } else {
+    all = cases(only);
+  }
+  const text = report(all, runs).replace(/, (one process|\d+ runs in separate processes),/, (m) => `${m.slice(0, -1)} (load average ${load.toFixed(2)} on ${cpus().length} cores when it started),`);
+  if (writeBenchmarks !== null) {
+    let doc = '';
+    try {
+      doc = readFileSync(writeBenchmarks, 'utf8');
+    } catch {
+      // A new file.
+    }
+    writeFileSync(writeBenchmarks, replaceSection(doc, text));
+    process.stderr.write(`bench: wrote the TypeScript section of ${writeBenchmarks}\n`);
+  }
+  if (outFile !== null) writeFileSync(outFile, text);
+  else if (writeBenchmarks === null) process.stdout.write(text);
+}
 if (sink === 0.5) process.stderr.write('');

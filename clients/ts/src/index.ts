@@ -133,6 +133,7 @@ export {
   type DeltaHeader,
   type ParsedDatagram,
   type MessageSlice,
+  MIN_UP_DATAGRAM,
 } from './session/datagram.js';
 export { SnapshotReceiver, MAX_CHUNKS, type SnapshotVerdict } from './session/snapshot.js';
 export { CloseCode, closeCodeName, disconnectText, SendError, type DisconnectReason, type CloseCodeName } from './session/close.js';
@@ -151,7 +152,7 @@ export {
 } from './session/client.js';
 export { Lane, laneApply, laneDiff, zigzag, unzigzag, type LaneSpec } from './delta/lanes.js';
 export { Table } from './delta/table.js';
-export { decodeChunk, encodeDelta, DeltaTooLarge, type Layout, type ChunkRows } from './delta/codec.js';
+export { decodeChunk, encodeDelta, DeltaTooLarge, MAX_CHUNK_ROWS, type Layout, type ChunkRows } from './delta/codec.js';
 export {
   DeltaReceiver,
   ApplyError,

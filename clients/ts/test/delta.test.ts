@@ -22,6 +22,7 @@ import {
   varintLen,
   DecodeError,
   ackHolds,
+  MAX_CHUNK_ROWS,
   type DeltaCodec,
   type Layout,
   type SnapshotChunk,
@@ -286,4 +287,37 @@ test('the jitter buffer orders by tick, renders a measured delay behind, and int
   const x = e!.position[0]!;
   assert.ok(x >= s.from!.tick * 1000 && x <= s.to!.tick * 1000, `${x}`);
   assert.ok(jb.delayMs() >= 50);
+});
+
+test('a chunk adds at most MAX_CHUNK_ROWS rows, even rows that cost no bit (as the Rust codec)', () => {
+  // 10 000 rows with consecutive keys and one value: each added row costs
+  // zero bits, so only the row cap cuts the chunks.
+  const layout: Layout = { keyBits: 32, lanes: [Lane.upto(1000)] };
+  const cur = new Table(1);
+  for (let key = 0; key < 10_000; key++) cur.push(key, [7]);
+  const chunks = bitsOf(layout, new Table(1), cur, 8 * 1100);
+  assert.equal(chunks.length, Math.ceil(10_000 / MAX_CHUNK_ROWS));
+  for (const c of chunks) {
+    assert.ok(decodeChunk(layout, new Table(1), c, 0, c.length, 1 << 20).rows.keys.length <= MAX_CHUNK_ROWS);
+  }
+  assert.deepEqual(apply(layout, new Table(1), chunks).keys, cur.keys);
+
+  // A hand-made chunk claiming 5000 zero-bit rows: refused before any row
+  // is read, OverLimit as in Rust; a count past the key range is InvalidValue.
+  const claim = (added: number, keyBits: number): Uint8Array => {
+    const buf = new Uint8Array(64);
+    const w = new BitWriter(buf);
+    w.putBits(0, keyBits); // lo 0
+    w.putBool(true); // the last chunk
+    w.putGamma(0); // removed
+    w.putGamma(added);
+    const end = w.finish();
+    assert.ok(end !== null);
+    return buf.slice(0, end);
+  };
+  const big = claim(5000, 32);
+  assert.equal(decodeResult(() => decodeChunk(layout, new Table(1), big, 0, big.length, 1 << 20))?.kind, 'OverLimit');
+  const small: Layout = { keyBits: 8, lanes: [Lane.upto(1000)] };
+  const past = claim(257, 8);
+  assert.equal(decodeResult(() => decodeChunk(small, new Table(1), past, 0, past.length, 1 << 20))?.kind, 'InvalidValue');
 });

@@ -210,6 +210,7 @@ impl<S, R> Pump<S, R> {
                     self.connected = true;
                     session.handle_path_stats(now, t.path_stats());
                     session.handle_connected(now, max);
+                    session.set_transport(t.name());
                 }
                 Poll::Ready(Err(reason)) => {
                     self.gone = true;

@@ -94,6 +94,11 @@ pub(crate) trait Transport {
     fn take_input_wake(&mut self) -> bool {
         true
     }
+
+    /// What carries the connection, for statistics: `"quic"`,
+    /// `"webtransport"`, `"sim"`, `"local"`. Asked once the transport is
+    /// connected.
+    fn name(&self) -> &'static str;
 }
 
 /// A stream the peer opened.

@@ -366,6 +366,8 @@ pub struct Session {
     pub(super) retry_deadline: Option<Instant>,
     /// Client side: connection attempts made before this one.
     pub(super) attempts: u32,
+    /// What carries the connection ([`set_transport`](Self::set_transport)).
+    pub(super) transport: &'static str,
 }
 
 impl Session {
@@ -422,6 +424,7 @@ impl Session {
             retry_at: None,
             retry_deadline: None,
             attempts: 0,
+            transport: "",
             config,
         }
     }
@@ -552,7 +555,16 @@ impl Session {
     /// The connection's statistics.
     #[must_use]
     pub fn stats(&self) -> ConnectionStats {
-        self.counters.stats()
+        ConnectionStats {
+            transport: self.transport,
+            ..self.counters.stats()
+        }
+    }
+
+    /// Names what carries the connection (its driver says, once connected):
+    /// [`ConnectionStats::transport`].
+    pub fn set_transport(&mut self, name: &'static str) {
+        self.transport = name;
     }
 
     /// The QUIC handshake finished; `max_datagram` is the largest datagram

@@ -163,9 +163,13 @@ export function decodeChunk(layout: Layout, base: Table, bytes: Uint8Array, star
     keptRows.push(base.keys[b]!, row);
   }
   const added = r.getGamma();
-  // Each added row takes at least one bit: a count past the bits left, or
-  // past the limit, is refused before anything is allocated.
-  if (added > r.remainingBits() || added > maxRows) fail('LengthExceedsRemaining');
+  // The decoder's work and memory: at most MAX_CHUNK_ROWS added rows (and
+  // maxRows), each with a distinct key in the chunk's range, so refused
+  // before anything is allocated. Not the bits left: a row can cost no bit
+  // at all (consecutive keys, unchanged lanes). As the Rust decoder.
+  const span = (hi ?? keyMax) - lo + (hi === null ? 1 : 0);
+  if (added > span) fail('InvalidValue');
+  if (added > MAX_CHUNK_ROWS || added > maxRows) fail('OverLimit');
   const addedRows = new Table(width);
   if (added > 0) {
     const gaps = getCode(r);
@@ -342,6 +346,9 @@ function eventKey(e: Event, base: Table, cur: Table): number {
   return e.kind === 'added' ? cur.keys[e.c]! : base.keys[e.b]!;
 }
 
+/** The most rows one chunk adds (Rust's `delta::MAX_CHUNK_ROWS`). */
+export const MAX_CHUNK_ROWS = 4096;
+
 interface Cut {
   start: number;
   lo: number;
@@ -352,6 +359,7 @@ class ChunkState {
   lastRemoved: number | null = null;
   anyKept = false;
   anyAdded = false;
+  added = 0;
   nextKey: number;
 
   constructor(lo: number) {
@@ -392,6 +400,7 @@ class ChunkState {
         break;
       case 'added':
         this.anyAdded = true;
+        this.added++;
         this.nextKey = cur.keys[e.c]! + 1;
         break;
     }
@@ -411,7 +420,11 @@ function plan(layout: Layout, base: Table, cur: Table, events: Event[], codes: C
   events.forEach((e, i) => {
     const key = eventKey(e, base, cur);
     let cost = state.cost(e, layout, base, cur, codes, keptParams, addedParams);
-    if (bits + cost > budget && i > 0 && cuts[cuts.length - 1]!.start < i) {
+    // A chunk adds at most MAX_CHUNK_ROWS rows, whatever they cost in bits
+    // (rows at one point with consecutive keys cost none): the decoder's
+    // bound on its work.
+    const full = e.kind === 'added' && state.added === MAX_CHUNK_ROWS;
+    if ((full || bits + cost > budget) && i > 0 && cuts[cuts.length - 1]!.start < i) {
       cuts.push({ start: i, lo: key });
       if (cuts.length > maxChunks) throw new DeltaTooLarge();
       state = new ChunkState(key);

@@ -25,6 +25,7 @@ import {
   splitDatagram,
   DatagramError,
   MAX_ACKS,
+  MIN_UP_DATAGRAM,
   type MessageSlice,
   type SnapshotAck,
 } from './datagram.js';
@@ -45,6 +46,7 @@ import { MAX_CHUNKS, SnapshotReceiver } from './snapshot.js';
  * 1 200-byte minimum MTU with 20-byte connection ids.
  */
 export const DATAGRAM_BUDGET = 1150;
+
 
 /** Delta chunks this many sequence numbers older than the newest are dropped on receipt. */
 const DELTA_WINDOW = 1024;
@@ -211,7 +213,8 @@ export class ClientSession {
   handleConnected(now: number, maxDatagram: number | null): void {
     if (this.state !== 'Connecting') return;
     this.state = 'Handshaking';
-    if (maxDatagram === null || maxDatagram < DATAGRAM_BUDGET) {
+    if (maxDatagram !== null) this.upBudget = Math.min(DATAGRAM_BUDGET, maxDatagram);
+    if (maxDatagram === null || maxDatagram < MIN_UP_DATAGRAM) {
       this.closeWith(CloseCode.ProtocolViolation, 'datagrams too small', { kind: 'DatagramsUnsupported', max: maxDatagram });
       return;
     }
@@ -574,15 +577,15 @@ export class ClientSession {
       }
       case 'Unreliable': {
         const f = frame(message);
-        if (1 + f.length > DATAGRAM_BUDGET) throw new SendError('TooLarge', { size: 1 + f.length, max: DATAGRAM_BUDGET });
-        const full = this.packer.pushFrame(f, DATAGRAM_BUDGET);
+        if (1 + f.length > this.upBudget) throw new SendError('TooLarge', { size: 1 + f.length, max: this.upBudget });
+        const full = this.packer.pushFrame(f, this.upBudget);
         if (full !== null) this.pushDatagram(full);
         break;
       }
       case 'Sequenced': {
         const seq = (this.seqs.get(id) ?? 0) + 1;
         const d = snapshotDatagram({ seq, chunk: 0, chunks: 1 }, message);
-        if (d.length > DATAGRAM_BUDGET) throw new SendError('TooLarge', { size: d.length, max: DATAGRAM_BUDGET });
+        if (d.length > this.upBudget) throw new SendError('TooLarge', { size: d.length, max: this.upBudget });
         this.seqs.set(id, seq);
         this.pushDatagram(d);
         break;
@@ -595,6 +598,9 @@ export class ClientSession {
   }
 
   private scratch = new Uint8Array(1024);
+
+  /** The largest datagram this client sends: `DATAGRAM_BUDGET`, or less where the transport takes less. */
+  private upBudget = DATAGRAM_BUDGET;
 
   /** Encodes `value` with its codec and sends it on the codec's channel (or `channel`). */
   sendMessage<T>(codec: MessageCodec<T>, value: T, channel: number = codec.CHANNEL): void {

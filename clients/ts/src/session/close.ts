@@ -2,6 +2,7 @@
  * How connections end (docs/WIRE.md §12.9, src/proto/close.rs): close
  * codes with reasons, disconnect reasons, send errors.
  */
+import { MIN_UP_DATAGRAM } from './datagram.js';
 import { refuseReasonText, type RefuseReason } from './handshake.js';
 
 /** zao's application close codes, carried in the transport's close frame. */
@@ -42,7 +43,7 @@ export type DisconnectReason =
   | { readonly kind: 'Refused'; readonly reason: RefuseReason }
   /** The handshake did not finish within its deadline. */
   | { readonly kind: 'HandshakeTimedOut' }
-  /** The peer takes no datagrams, or smaller ones than `DATAGRAM_BUDGET`. */
+  /** The transport sends no datagrams, or smaller ones than `MIN_UP_DATAGRAM`. */
   | { readonly kind: 'DatagramsUnsupported'; readonly max: number | null }
   /** The transport failed (WebTransport/QUIC/TLS: a certificate hash mismatch, a reset, a timeout). */
   | { readonly kind: 'Transport'; readonly message: string };
@@ -56,7 +57,7 @@ export function disconnectText(r: DisconnectReason): string {
     case 'HandshakeTimedOut':
       return 'the handshake timed out';
     case 'DatagramsUnsupported':
-      return r.max === null ? 'the peer does not take datagrams' : `the peer takes datagrams of ${r.max} bytes, zao needs 1150`;
+      return r.max === null ? 'the peer does not take datagrams' : `the transport sends datagrams of ${r.max} bytes, zao needs ${MIN_UP_DATAGRAM}`;
     case 'Transport':
       return `transport: ${r.message}`;
   }

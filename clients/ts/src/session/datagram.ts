@@ -20,6 +20,15 @@ export const KIND_ACK = 0x04;
 /** Most acks one ack datagram carries. */
 export const MAX_ACKS = 16;
 
+/**
+ * The smallest datagram a client must be able to send: an ack datagram of
+ * `MAX_ACKS` acks (kind, then id and newest as 5-byte varints and a 64-bit
+ * mask each). A browser's `maxDatagramSize` is what it sends, and Chromium
+ * reports 1024 whatever the path takes; what the server sends down is
+ * QUIC's business (the browser's `max_datagram_frame_size`), not this.
+ */
+export const MIN_UP_DATAGRAM = 1 + MAX_ACKS * (5 + 5 + 8);
+
 /** Where a sequenced or snapshot chunk belongs. */
 export interface SnapshotHeader {
   readonly seq: number;

@@ -15,6 +15,11 @@ export interface WebTransportClientOptions extends ClientConfig {
    * for at most 14 days, as browsers require).
    */
   readonly certHash?: string;
+  /**
+   * More hashes to pin beside `certHash` (a server that rotates its
+   * certificate publishes the current and the next); any one may match.
+   */
+  readonly certHashes?: readonly string[];
   /** Called with each event (connected, messages, disconnected). */
   readonly onEvent?: (event: ClientEvent, client: WebTransportClient) => void;
   /** Called when delta snapshot chunks are waiting: drain them with `client.session.pollSnapshot()`. */
@@ -52,8 +57,9 @@ export class WebTransportClient {
     this.now = options.now ?? (() => performance.now());
     this.session = new ClientSession(options, this.now());
     const init: WebTransportOptions = { requireUnreliable: true };
-    if (options.certHash !== undefined) {
-      init.serverCertificateHashes = [{ algorithm: 'sha-256', value: parseCertHash(options.certHash) }];
+    const hashes = [...(options.certHash !== undefined ? [options.certHash] : []), ...(options.certHashes ?? [])];
+    if (hashes.length > 0) {
+      init.serverCertificateHashes = hashes.map((h) => ({ algorithm: 'sha-256', value: parseCertHash(h) }));
     }
     this.transport = new WebTransport(url, init);
   }
@@ -80,6 +86,13 @@ export class WebTransportClient {
     } catch (e) {
       this.lost({ kind: 'Transport', message: e instanceof Error ? e.message : String(e) });
       return;
+    }
+    // Chromium keeps one unread datagram by default and drops older ones
+    // when several arrive between two reads (a snapshot of many chunks).
+    try {
+      t.datagrams.incomingHighWaterMark = 256;
+    } catch {
+      // Not settable here: the default stays.
     }
     const bidi = await t.createBidirectionalStream();
     this.control = bidi.writable.getWriter();
