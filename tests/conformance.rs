@@ -267,3 +267,347 @@ fn readable_forms_are_published() {
         "assets/conformance/readable.txt"
     );
 }
+
+/// `f32` bits in hex, as the vectors write floats (exact, NaN payloads
+/// and the sign of zero included).
+fn f32_hex(v: f32) -> String {
+    format!("{:08x}", v.to_bits())
+}
+
+/// The quantized types (WIRE.md §7.1): for each input, its bytes and the
+/// value they decode to, at the edges where rounding, clamping and the
+/// largest component's choice are easy to get wrong.
+#[test]
+fn quantized_values_are_published() {
+    use core::f32::consts::FRAC_1_SQRT_2;
+    use glam::{Quat, Vec3};
+    use zao::Decode;
+    use zao::wire::{QAngle, QF32, QQuat, QVec3};
+
+    fn field<T: Encode + for<'a> Decode<'a>>(v: &T) -> (Vec<u8>, T) {
+        let bytes = v.to_encoded_vec();
+        let back = T::decode(&bytes).unwrap();
+        (bytes, back)
+    }
+    let scalars = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.0005,
+        -0.0005,
+        0.0015,
+        0.0025,
+        -0.0025,
+        99.9995,
+        100.0,
+        -100.0,
+        250.0,
+        -1e30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-45,
+        33.3333,
+        -7.1234567,
+    ];
+    let mut fresh = String::from(
+        "# zao quantized-value vectors (docs/WIRE.md §7.1). Floats are f32 bits in hex.\n\
+         # qf32 MIN MAX PER_UNIT: input, field bytes, decoded\n\
+         # qvec3 MIN MAX PER_UNIT: x y z, field bytes, x y z decoded\n\
+         # qangle BITS: radians, field bytes, radians decoded\n\
+         # qquat BITS: x y z w (normalized), field bytes, x y z w decoded\n\n",
+    );
+    for v in scalars {
+        let (bytes, back) = field(&QF32::<-100, 100, 1000>::new(v));
+        writeln!(
+            fresh,
+            "qf32 -100 100 1000 {} {} {}",
+            f32_hex(v),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(back.get())
+        )
+        .unwrap();
+    }
+    for v in scalars {
+        let (bytes, back) = field(&QF32::<0, 1, 255>::new(v));
+        writeln!(
+            fresh,
+            "qf32 0 1 255 {} {} {}",
+            f32_hex(v),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(back.get())
+        )
+        .unwrap();
+    }
+    for (i, v) in scalars.iter().enumerate() {
+        let p = Vec3::new(*v, scalars[(i + 7) % scalars.len()] * 40.0, -*v * 3.0);
+        let (bytes, back) = field(&QVec3::<-4096, 4096, 1000>::new(p));
+        let b = back.get();
+        writeln!(
+            fresh,
+            "qvec3 -4096 4096 1000 {} {} {} {} {} {} {}",
+            f32_hex(p.x),
+            f32_hex(p.y),
+            f32_hex(p.z),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(b.x),
+            f32_hex(b.y),
+            f32_hex(b.z)
+        )
+        .unwrap();
+    }
+    let tau = core::f32::consts::TAU;
+    let angles = [
+        0.0,
+        -0.0,
+        0.1,
+        -0.1,
+        1.0,
+        3.0,
+        core::f32::consts::PI,
+        -core::f32::consts::PI,
+        tau,
+        -tau,
+        tau - 1e-6,
+        7.0,
+        -7.0,
+        100.0,
+        f32::NAN,
+        f32::INFINITY,
+        1e-45,
+    ];
+    for a in angles {
+        let (bytes, back) = field(&QAngle::<12>::from_radians(a));
+        writeln!(
+            fresh,
+            "qangle 12 {} {} {}",
+            f32_hex(a),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(back.radians())
+        )
+        .unwrap();
+        let (bytes, back) = field(&QAngle::<8>::from_radians(a));
+        writeln!(
+            fresh,
+            "qangle 8 {} {} {}",
+            f32_hex(a),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(back.radians())
+        )
+        .unwrap();
+    }
+    let quats = [
+        Quat::IDENTITY,
+        Quat::from_xyzw(0.0, 0.0, 0.0, -1.0),
+        Quat::from_rotation_y(1.0),
+        Quat::from_rotation_x(-2.5),
+        Quat::from_rotation_z(3.1),
+        Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.2, 2.2),
+        Quat::from_xyzw(0.5, 0.5, 0.5, 0.5),
+        Quat::from_xyzw(-0.5, 0.5, -0.5, 0.5),
+        Quat::from_xyzw(0.5, 0.5, 0.5, 0.5).normalize(),
+        Quat::from_xyzw(FRAC_1_SQRT_2, 0.0, 0.0, FRAC_1_SQRT_2),
+        Quat::from_xyzw(0.0, -FRAC_1_SQRT_2, FRAC_1_SQRT_2, 0.0),
+        Quat::from_xyzw(0.1, 0.2, 0.3, 0.4).normalize(),
+        Quat::from_xyzw(-0.9, 0.1, 0.1, 0.1).normalize(),
+    ];
+    for q in quats {
+        for line in [quat_line::<10>(q), quat_line::<15>(q), quat_line::<4>(q)] {
+            writeln!(fresh, "{line}").unwrap();
+        }
+    }
+    fn quat_line<const B: u32>(q: Quat) -> String {
+        let (bytes, back) = field(&QQuat::<B>::new(q));
+        let b = back.get();
+        format!(
+            "qquat {B} {} {} {} {} {} {} {} {} {}",
+            f32_hex(q.x),
+            f32_hex(q.y),
+            f32_hex(q.z),
+            f32_hex(q.w),
+            hex(&bytes).replace(' ', ""),
+            f32_hex(b.x),
+            f32_hex(b.y),
+            f32_hex(b.z),
+            f32_hex(b.w)
+        )
+    }
+    let file = vector("quantized.txt", fresh.as_bytes());
+    assert_eq!(
+        String::from_utf8(file).unwrap(),
+        fresh,
+        "assets/conformance/quantized.txt"
+    );
+}
+
+/// The delta path (WIRE.md §12.10) end to end, for `EntitySnapshot` of
+/// `zao_messages::web_protocol` (clients/ts/web/protocol.json): the
+/// datagrams a server sends one client (a keyframe, then deltas against
+/// what it acknowledged, with entities moving, leaving and arriving), the
+/// ack datagram the client answers each whole snapshot with, and each
+/// snapshot as the plain message it decodes to.
+#[test]
+fn delta_snapshots_are_published() {
+    use zao::Writer;
+    use zao::proto::{
+        Channel, DeltaReceiver, Direction, Limits, ServerCore, Target, ack_datagram,
+        delta_datagram_len, put_delta_header,
+    };
+    use zao_messages::{EntitySnapshot, demo_world};
+
+    let mut protocol = zao::proto::Protocol::new();
+    protocol.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
+    let mut server = ServerCore::local(protocol, Limits::default(), None).unwrap();
+    let (mut client, mut link) = server.connect_local(None);
+    let mut now = std::time::Instant::now();
+    link.drive(now);
+    while server.poll_event().is_some() {}
+    let mut receiver = DeltaReceiver::<EntitySnapshot>::new();
+    let mut fresh = String::from(
+        "# zao delta-snapshot vectors (docs/WIRE.md §12.10): EntitySnapshot (id 6) of\n\
+         # clients/ts/web/protocol.json, lanes as §12.10 derives them from its fields.\n\
+         # `datagram`: a delta datagram the server sent (kind 03, header, id, chunk bits).\n\
+         # `world`: the snapshot those chunks make whole, as its plain message (id, body).\n\
+         # `ack`: the ack datagram (kind 04) the client sends after it.\n",
+    );
+    // Moving; 20 entities leave; 45 arrive; a keyframe's worth of change.
+    let worlds = [
+        demo_world(1, 400),
+        demo_world(2, 400),
+        demo_world(3, 380),
+        demo_world(4, 425),
+        demo_world(200, 425),
+    ];
+    for world in &worlds {
+        writeln!(
+            fresh,
+            "\n# tick {}, {} entities",
+            world.tick,
+            world.entities.len()
+        )
+        .unwrap();
+        server.send_delta_snapshot(Target::All, world).unwrap();
+        now += std::time::Duration::from_millis(16);
+        link.drive(now);
+        while client.poll_event().is_some() {}
+        let mut whole = false;
+        while let Some(chunk) = client.poll_snapshot() {
+            let message = chunk.message.message();
+            let mut datagram = vec![0u8; delta_datagram_len(chunk.header, message.len())];
+            let mut w = Writer::new(&mut datagram);
+            put_delta_header(&mut w, chunk.header);
+            w.put_slice(message);
+            writeln!(fresh, "datagram {}", hex(&datagram).replace(' ', "")).unwrap();
+            let applied = receiver.handle_chunk(&chunk).unwrap();
+            whole |= applied.complete;
+        }
+        assert!(
+            whole,
+            "tick {} arrived whole on a lossless link",
+            world.tick
+        );
+        let latest = receiver.latest().unwrap().unwrap();
+        assert_eq!(&latest.snapshot, world);
+        let mut plain = bytes::BytesMut::new();
+        zao::encode_message_to(world, &mut plain);
+        writeln!(fresh, "world {}", hex(&plain).replace(' ', "")).unwrap();
+        let ack = receiver.ack();
+        writeln!(fresh, "ack {}", hex(&ack_datagram(&[ack])).replace(' ', "")).unwrap();
+        client.send_acks(&[ack]).unwrap();
+        now += std::time::Duration::from_millis(16);
+        link.drive(now);
+        while server.poll_event().is_some() {}
+    }
+    let file = vector("delta.txt", fresh.as_bytes());
+    assert_eq!(
+        String::from_utf8(file).unwrap(),
+        fresh,
+        "assets/conformance/delta.txt"
+    );
+}
+
+/// The two datagrams of WIRE.md §12.10's example, byte for byte as the
+/// encoder writes them (the example was derived by hand from the rules).
+#[test]
+fn the_delta_example_is_what_the_encoder_writes() {
+    use glam::Vec3;
+    use zao::proto::{
+        Channel, DeltaReceiver, Direction, Limits, ServerCore, Target, delta_datagram_len,
+        put_delta_header,
+    };
+    use zao_messages::{EntitySnapshot, EntityState};
+
+    let mut protocol = zao::proto::Protocol::new();
+    protocol.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
+    let mut server = ServerCore::local(protocol, Limits::default(), None).unwrap();
+    let (mut client, mut link) = server.connect_local(None);
+    let mut now = std::time::Instant::now();
+    link.drive(now);
+    while server.poll_event().is_some() {}
+    let mut receiver = DeltaReceiver::<EntitySnapshot>::new();
+    let half_turn = core::f32::consts::FRAC_PI_2;
+    let worlds = [
+        EntitySnapshot {
+            tick: 500,
+            entities: vec![
+                EntityState::new(1, Vec3::ZERO, 0.0),
+                EntityState::new(2, Vec3::new(1.5, 0.0, 0.0), half_turn),
+            ],
+        },
+        EntitySnapshot {
+            tick: 501,
+            entities: vec![
+                EntityState::new(1, Vec3::ZERO, 0.0),
+                EntityState::new(
+                    2,
+                    Vec3::new(1.75, 0.0, 0.0),
+                    half_turn - 2.0 * core::f32::consts::TAU / 4096.0,
+                ),
+            ],
+        },
+    ];
+    let mut sent = Vec::new();
+    for world in &worlds {
+        server.send_delta_snapshot(Target::All, world).unwrap();
+        now += std::time::Duration::from_millis(16);
+        link.drive(now);
+        while client.poll_event().is_some() {}
+        let chunk = client.poll_snapshot().expect("one chunk");
+        let message = chunk.message.message();
+        let mut datagram = vec![0u8; delta_datagram_len(chunk.header, message.len())];
+        let mut w = zao::Writer::new(&mut datagram);
+        put_delta_header(&mut w, chunk.header);
+        w.put_slice(message);
+        sent.push(datagram);
+        assert!(receiver.handle_chunk(&chunk).unwrap().complete);
+        client.send_acks(&[receiver.ack()]).unwrap();
+        now += std::time::Duration::from_millis(16);
+        link.drive(now);
+        while server.poll_event().is_some() {}
+    }
+    // The example's hex, each block's bytes up to its comments.
+    let wire = wire_md();
+    let at = wire.find("**Example** (derived").expect("§12.10's example");
+    let blocks: Vec<Vec<u8>> = wire[at..]
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .take(2)
+        .map(|block| {
+            block
+                .lines()
+                .flat_map(|line| {
+                    line.split_whitespace()
+                        .take_while(|w| w.len() == 2 && u8::from_str_radix(w, 16).is_ok())
+                        .map(|w| u8::from_str_radix(w, 16).unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(blocks.len(), 2);
+    for (doc, sent) in blocks.iter().zip(&sent) {
+        assert_eq!(hex(doc), hex(sent), "WIRE.md §12.10's example");
+    }
+}

@@ -616,9 +616,10 @@ fn report(filter: &Filter, save: Option<&Path>, one_layout: bool) {
     let svg = svg(&results);
     let mut markdown = markdown(&results, &targets, run_secs, load.trim(), root, &layouts);
     // Other tools own marked sections of the same file (zao-perf's
-    // broadcast, snapshot_report): carry them over.
+    // broadcast, snapshot_report, the TypeScript client's `npm run
+    // bench:write`): carry them over.
     let old = fs::read_to_string(root.join("BENCHMARKS.md")).unwrap_or_default();
-    for name in ["broadcast", "snapshots"] {
+    for name in ["broadcast", "snapshots", "typescript"] {
         if let Some(block) = Section::new(name).find(&old) {
             markdown = format!("{}\n\n{block}\n", markdown.trim_end());
         }

@@ -64,6 +64,7 @@ export {
   quantize,
   dequantize,
   getQF32,
+  fieldBytes,
   putQF32,
   getQVector,
   putQVector,
