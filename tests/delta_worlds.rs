@@ -222,3 +222,69 @@ fn thousands_on_the_spawn_point_fit_few_chunks_and_apply() {
     let mut history = SnapshotHistory::<EntitySnapshot>::new(4);
     send_and_apply(&mut history, &mut receiver, 1, 0, &cur, "spawn point");
 }
+
+/// An item keyed by a whole `u64`: the last key, `u64::MAX`, is a key like
+/// any other (the encoder once overflowed past it, the decoder refused it).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, zao::Encode, zao::Decode, zao::SnapshotItem,
+)]
+struct Wide {
+    #[zao(key)]
+    id: u64,
+    hp: u16,
+}
+
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, zao::Encode, zao::Decode, zao::NetMessage, zao::Snapshot,
+)]
+#[zao(id = 9)]
+struct WideSnapshot {
+    #[zao(tick)]
+    tick: u32,
+    #[zao(items)]
+    items: Vec<Wide>,
+}
+
+#[test]
+fn the_largest_u64_key_is_encoded_and_applied() {
+    let wide = |id, hp| Wide { id, hp };
+    let worlds = [
+        vec![wide(u64::MAX, 1)],
+        vec![wide(0, 1), wide(u64::MAX, 2)],
+        vec![wide(0, 1), wide(u64::MAX - 1, 5), wide(u64::MAX, 3)],
+        vec![wide(u64::MAX - 1, 5), wide(u64::MAX, 4)],
+        vec![wide(7, 9)],
+        vec![wide(7, 9), wide(u64::MAX, 0)],
+    ];
+    let mut history = SnapshotHistory::<WideSnapshot>::new(8);
+    let mut receiver = DeltaReceiver::<WideSnapshot>::new();
+    for (i, items) in worlds.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let cur = WideSnapshot {
+            tick: seq as u32,
+            items: items.clone(),
+        };
+        history.stage(seq, &cur).unwrap();
+        let mut datagrams = Vec::new();
+        // A keyframe first, then each a delta against the one before.
+        history
+            .encode(seq - 1, &mut BytesMut::new(), &mut datagrams)
+            .unwrap_or_else(|e| panic!("world {i}: the encoder refused: {e}"));
+        history.commit();
+        for datagram in &datagrams {
+            let Ok(ParsedDatagram::Delta(header, message)) = split_datagram(datagram) else {
+                panic!("world {i}: not a delta datagram");
+            };
+            let chunk = SnapshotChunk {
+                header,
+                message: Received::parse(message).unwrap(),
+            };
+            receiver
+                .handle_chunk(&chunk)
+                .unwrap_or_else(|e| panic!("world {i}: {e}"));
+        }
+        let got = receiver.snapshot(seq).unwrap().unwrap();
+        assert!(got.is_complete(), "world {i}");
+        assert_eq!(got.snapshot, cur, "world {i}");
+    }
+}

@@ -349,7 +349,7 @@ impl DeltaEncoder {
                 }
                 Event::Added(c) => {
                     let key = cur.keys.get(c).copied().unwrap_or(0);
-                    gaps.add(key - prev.map_or(0, |p| p + 1));
+                    gaps.add(key - prev.map_or(0, |p| p.saturating_add(1)));
                     prev = Some(key);
                     for (range, v) in added.iter_mut().zip(cur.row(c)) {
                         range.0 = range.0.min(*v);
@@ -521,7 +521,11 @@ impl ChunkState {
             Event::Added(c) => {
                 self.any_added = true;
                 self.added += 1;
-                self.next_key = cur.keys.get(c).map_or(self.next_key, |k| k + 1);
+                // Saturating: `u64::MAX` is a key, and no key follows it.
+                self.next_key = cur
+                    .keys
+                    .get(c)
+                    .map_or(self.next_key, |k| k.saturating_add(1));
             }
         }
     }
@@ -607,7 +611,7 @@ fn write_chunk(
         if let Event::Added(c) = *event {
             let key = cur.keys.get(c).copied().unwrap_or(0);
             codes.gaps.write(w, key - next, key, key_bits);
-            next = key + 1;
+            next = key.saturating_add(1);
             for (v, (base_value, width)) in cur.row(c).iter().zip(&codes.added) {
                 w.put_bits(u64::from(v - base_value), *width);
             }
@@ -730,14 +734,19 @@ pub(crate) fn decode_chunk(
             frames.push((base_value, w));
         }
         let mut next = lo;
-        for _ in 0..added {
+        for i in 0..added {
             let key = match gaps.read(&mut r, key_bits)? {
                 Coded::Small(gap) => next.checked_add(gap),
                 Coded::Full(key) => Some(key).filter(|k| *k >= next),
             }
             .filter(|k| *k <= key_max && hi.is_none_or(|hi| *k < hi))
             .ok_or(DecodeError::InvalidValue)?;
-            next = key.checked_add(1).ok_or(DecodeError::InvalidValue)?;
+            // `u64::MAX` is a key like any other, but only the last one.
+            next = match key.checked_add(1) {
+                Some(n) => n,
+                None if i + 1 == added => key,
+                None => return Err(DecodeError::InvalidValue),
+            };
             for ((slot, lane), (base_value, w)) in row.iter_mut().zip(layout.lanes).zip(&frames) {
                 let v = base_value
                     .checked_add(r.get_bits(*w)?)
