@@ -441,6 +441,35 @@ fn quantized_values_are_published() {
     );
 }
 
+/// A server and one client joined in memory, for `EntitySnapshot` deltas.
+fn delta_link() -> (
+    zao::proto::ServerCore,
+    zao::proto::ClientCore,
+    zao::proto::LocalLink,
+    std::time::Instant,
+) {
+    use zao::proto::{Channel, Direction, Limits, Protocol, ServerCore};
+    let mut protocol = Protocol::new();
+    protocol.add::<zao_messages::EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
+    let mut server = ServerCore::local(protocol, Limits::default(), None).unwrap();
+    let (client, mut link) = server.connect_local(None);
+    let now = std::time::Instant::now();
+    link.drive(now);
+    while server.poll_event().is_some() {}
+    (server, client, link, now)
+}
+
+/// The delta datagram a chunk arrived in: its header, then its message.
+fn delta_datagram(chunk: &zao::proto::SnapshotChunk) -> Vec<u8> {
+    use zao::proto::{delta_datagram_len, put_delta_header};
+    let message = chunk.message.message();
+    let mut datagram = vec![0u8; delta_datagram_len(chunk.header, message.len())];
+    let mut w = zao::Writer::new(&mut datagram);
+    put_delta_header(&mut w, chunk.header);
+    w.put_slice(message);
+    datagram
+}
+
 /// The delta path (WIRE.md §12.10) end to end, for `EntitySnapshot` of
 /// `zao_messages::web_protocol` (clients/ts/web/protocol.json): the
 /// datagrams a server sends one client (a keyframe, then deltas against
@@ -449,20 +478,10 @@ fn quantized_values_are_published() {
 /// snapshot as the plain message it decodes to.
 #[test]
 fn delta_snapshots_are_published() {
-    use zao::Writer;
-    use zao::proto::{
-        Channel, DeltaReceiver, Direction, Limits, ServerCore, Target, ack_datagram,
-        delta_datagram_len, put_delta_header,
-    };
+    use zao::proto::{DeltaReceiver, Target, ack_datagram};
     use zao_messages::{EntitySnapshot, demo_world};
 
-    let mut protocol = zao::proto::Protocol::new();
-    protocol.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
-    let mut server = ServerCore::local(protocol, Limits::default(), None).unwrap();
-    let (mut client, mut link) = server.connect_local(None);
-    let mut now = std::time::Instant::now();
-    link.drive(now);
-    while server.poll_event().is_some() {}
+    let (mut server, mut client, mut link, mut now) = delta_link();
     let mut receiver = DeltaReceiver::<EntitySnapshot>::new();
     let mut fresh = String::from(
         "# zao delta-snapshot vectors (docs/WIRE.md §12.10): EntitySnapshot (id 6) of\n\
@@ -493,11 +512,7 @@ fn delta_snapshots_are_published() {
         while client.poll_event().is_some() {}
         let mut whole = false;
         while let Some(chunk) = client.poll_snapshot() {
-            let message = chunk.message.message();
-            let mut datagram = vec![0u8; delta_datagram_len(chunk.header, message.len())];
-            let mut w = Writer::new(&mut datagram);
-            put_delta_header(&mut w, chunk.header);
-            w.put_slice(message);
+            let datagram = delta_datagram(&chunk);
             writeln!(fresh, "datagram {}", hex(&datagram).replace(' ', "")).unwrap();
             let applied = receiver.handle_chunk(&chunk).unwrap();
             whole |= applied.complete;
@@ -532,19 +547,10 @@ fn delta_snapshots_are_published() {
 #[test]
 fn the_delta_example_is_what_the_encoder_writes() {
     use glam::Vec3;
-    use zao::proto::{
-        Channel, DeltaReceiver, Direction, Limits, ServerCore, Target, delta_datagram_len,
-        put_delta_header,
-    };
+    use zao::proto::{DeltaReceiver, Target};
     use zao_messages::{EntitySnapshot, EntityState};
 
-    let mut protocol = zao::proto::Protocol::new();
-    protocol.add::<EntitySnapshot>(Channel::SNAPSHOT, Direction::ServerToClient);
-    let mut server = ServerCore::local(protocol, Limits::default(), None).unwrap();
-    let (mut client, mut link) = server.connect_local(None);
-    let mut now = std::time::Instant::now();
-    link.drive(now);
-    while server.poll_event().is_some() {}
+    let (mut server, mut client, mut link, mut now) = delta_link();
     let mut receiver = DeltaReceiver::<EntitySnapshot>::new();
     let half_turn = core::f32::consts::FRAC_PI_2;
     let worlds = [
@@ -574,12 +580,7 @@ fn the_delta_example_is_what_the_encoder_writes() {
         link.drive(now);
         while client.poll_event().is_some() {}
         let chunk = client.poll_snapshot().expect("one chunk");
-        let message = chunk.message.message();
-        let mut datagram = vec![0u8; delta_datagram_len(chunk.header, message.len())];
-        let mut w = zao::Writer::new(&mut datagram);
-        put_delta_header(&mut w, chunk.header);
-        w.put_slice(message);
-        sent.push(datagram);
+        sent.push(delta_datagram(&chunk));
         assert!(receiver.handle_chunk(&chunk).unwrap().complete);
         client.send_acks(&[receiver.ack()]).unwrap();
         now += std::time::Duration::from_millis(16);

@@ -88,10 +88,9 @@ pub(crate) struct QuinnLink {
 pub(crate) enum Web {
     /// Raw QUIC only (ALPN `zao/1`).
     Off,
-    /// A server: answer a browser's CONNECT on an `h3` connection; the
-    /// unidirectional streams zao's protocol allows.
+    /// A server: answer a browser's CONNECT on an `h3` connection.
     #[cfg(feature = "webtransport")]
-    Accept(u32),
+    Accept,
     /// A client over WebTransport: send CONNECT for this URL; the
     /// unidirectional streams zao's protocol allows.
     #[cfg(feature = "webtransport")]
@@ -219,9 +218,9 @@ impl QuinnLink {
     fn connected(&mut self, conn: Connection) -> Phase {
         #[cfg(feature = "webtransport")]
         match (&self.web, super::web::alpn(&conn).as_deref()) {
-            (Web::Accept(uni), Some(super::web::ALPN)) => {
+            (Web::Accept, Some(super::web::ALPN)) => {
                 return Phase::WebHandshake {
-                    session: Box::pin(super::web::accept(conn.clone(), *uni)),
+                    session: Box::pin(super::web::accept(conn.clone())),
                     conn,
                 };
             }

@@ -84,7 +84,7 @@ impl Server {
         )?;
         #[cfg(feature = "webtransport")]
         let web = if config.webtransport {
-            Web::Accept(config.limits.stream_allowance(&config.protocol))
+            Web::Accept
         } else {
             Web::Off
         };

@@ -33,12 +33,9 @@ pub(crate) fn alpn(conn: &Connection) -> Option<Vec<u8>> {
 }
 
 /// A server's side of WebTransport's handshake: HTTP/3 SETTINGS both
-/// ways, then the browser's CONNECT, answered 200. The QUIC stream limits
-/// grow by the streams HTTP/3 keeps open, which zao's session does not see
-/// (it holds the peer to its own allowance).
-/// `allowance`: the unidirectional streams zao's protocol allows.
-pub(crate) async fn accept(conn: Connection, allowance: u32) -> Result<wt::Session, String> {
-    raise_stream_limits(&conn, allowance);
+/// ways, then the browser's CONNECT, answered 200. The handshake already
+/// offered HTTP/3's streams beside zao's (`endpoint::server_config`).
+pub(crate) async fn accept(conn: Connection) -> Result<wt::Session, String> {
     let request = wt::Request::accept(conn).await.map_err(|e| e.to_string())?;
     request.ok().await.map_err(|e| e.to_string())
 }
