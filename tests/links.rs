@@ -272,3 +272,97 @@ fn a_seed_gives_the_same_run() {
     };
     assert_eq!(run(), run());
 }
+
+/// Connects `clients` clients over `link` with the default limits (seeded
+/// by `seed`); returns each one's time to connect, or the reason it did
+/// not, after checking it connected before the deadline it reported.
+fn connect_times(seed: u64, link: &LinkSpec, clients: usize) -> Vec<Result<Duration, String>> {
+    let mut sim = Sim::new(seed);
+    let protocol = zao_messages::protocol();
+    let _server = sim
+        .start_server(SimServerConfig::new(protocol.clone()))
+        .unwrap();
+    let start = sim.now();
+    let mut clients: Vec<_> = (0..clients)
+        .map(|_| {
+            let config = SimClientConfig::new(protocol.clone()).with_link(link.clone());
+            (sim.connect(config).unwrap(), None)
+        })
+        .collect();
+    let deadline = clients
+        .iter()
+        .map(|(c, _)| c.connect_deadline())
+        .max()
+        .unwrap();
+    while sim.now() <= deadline && clients.iter().any(|(_, got)| got.is_none()) {
+        sim.run_for(Duration::from_millis(10));
+        for (c, got) in &mut clients {
+            while let Some(event) = c.poll_event() {
+                if let ClientEvent::Disconnected { reason } = event
+                    && got.is_none()
+                {
+                    *got = Some(Err(format!("{reason} after {} attempts", c.retries() + 1)));
+                }
+            }
+            if got.is_none() && c.is_connected() {
+                assert!(
+                    sim.now() <= c.connect_deadline(),
+                    "connected after the deadline it reported"
+                );
+                *got = Some(Ok(sim.now() - start));
+            }
+        }
+    }
+    clients
+        .into_iter()
+        .map(|(_, got)| got.unwrap_or_else(|| Err("still connecting".into())))
+        .collect()
+}
+
+/// Every row L1–L6: 16 clients connect with the default limits, each
+/// within the connect deadline it reports (issue: "every client joins").
+/// `ZAO_CONNECT_SEEDS=64` runs 64 seeds a row and prints the spread
+/// (docs/LINKS.md, "Connecting").
+#[test]
+fn every_row_connects_16_clients_with_the_default_limits() {
+    let seeds: u64 = std::env::var("ZAO_CONNECT_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let rows = [
+        ("L1", LinkSpec::l1()),
+        ("L2", LinkSpec::l2()),
+        ("L3", LinkSpec::l3()),
+        ("L4", LinkSpec::l4()),
+        ("L5", LinkSpec::l5()),
+        ("L6", LinkSpec::l6()),
+    ];
+    let deadline = Limits::default().connect_timeout;
+    let mut failed = Vec::new();
+    for (name, link) in rows {
+        let mut times = Vec::new();
+        for seed in 0..seeds {
+            for got in connect_times(0x5eed ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), &link, 16) {
+                match got {
+                    Ok(t) => times.push(t),
+                    Err(e) => failed.push(format!("{name} seed {seed}: {e}")),
+                }
+            }
+        }
+        times.sort();
+        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+        println!(
+            "{name}: {}/{} clients connected within the {deadline:?} deadline | p50 {:.2} s, p90 {:.2} s, p99 {:.2} s, max {:.2} s",
+            times.len(),
+            seeds * 16,
+            at(0.5).as_secs_f64(),
+            at(0.9).as_secs_f64(),
+            at(0.99).as_secs_f64(),
+            at(1.0).as_secs_f64(),
+        );
+    }
+    assert!(
+        failed.is_empty(),
+        "clients that did not connect: {failed:#?}"
+    );
+}

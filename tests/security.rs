@@ -830,7 +830,9 @@ fn max_clients_is_enforced_with_a_reason() {
     let a = client(&mut sim, None);
     let b = client(&mut sim, None);
     let mut c = client(&mut sim, None);
-    sim.run_for(Duration::from_secs(1));
+    // A full server is retried within the first attempt's handshake
+    // deadline, then named.
+    sim.run_for(Limits::default().handshake_timeout + Duration::from_millis(500));
     assert!(a.is_connected() && b.is_connected());
     assert!(client_events(&mut c).iter().any(|e| matches!(
         e,
@@ -1011,6 +1013,9 @@ fn invalid_limits_are_refused_before_anything_starts() {
 fn a_client_whose_handshake_never_finishes_ends_at_its_deadline() {
     let mut limits = Limits::default();
     limits.handshake_timeout = Duration::from_secs(2);
+    // Each attempt has 2 s, all of them 5 s: attempts at 0, 2 and 4 s,
+    // the last cut short by the connect deadline.
+    limits.connect_timeout = Duration::from_secs(5);
     let (mut sim, _server) = sim_with(limits.clone());
     // QUIC connects (its flights take 10 ms each way); then the server's
     // answer to the hello never arrives.
@@ -1021,7 +1026,8 @@ fn a_client_whose_handshake_never_finishes_ends_at_its_deadline() {
     config.down.blackholes = vec![Duration::from_millis(25)..Duration::from_secs(3600)];
     let mut stuck = sim.connect(config).unwrap();
     let mut ended = None;
-    while sim.elapsed() < Duration::from_secs(4) && ended.is_none() {
+    let start = sim.now();
+    while sim.elapsed() < Duration::from_secs(7) && ended.is_none() {
         sim.run_for(STEP);
         ended = client_events(&mut stuck).into_iter().find_map(|e| match e {
             ClientEvent::Disconnected { reason } => Some((reason, sim.elapsed())),
@@ -1030,10 +1036,12 @@ fn a_client_whose_handshake_never_finishes_ends_at_its_deadline() {
     }
     let (reason, at) = ended.expect("never connected nor disconnected");
     assert_eq!(reason, DisconnectReason::HandshakeTimedOut);
+    assert_eq!(stuck.connect_deadline() - start, Duration::from_secs(5));
     assert!(
-        at >= Duration::from_secs(2) && at <= Duration::from_millis(2050),
+        at >= Duration::from_secs(5) && at <= Duration::from_millis(5050),
         "{at:?}"
     );
+    assert_eq!(stuck.retries(), 2, "a new attempt after each deadline");
 }
 
 #[test]
@@ -1044,6 +1052,8 @@ fn an_auth_callback_that_never_answers_refuses_the_client_at_the_deadline() {
     let (mut sim, server) = sim_with_auth(limits.clone(), Some(never));
     let mut config = SimClientConfig::new(protocol());
     config.limits = limits;
+    // One attempt: the server's deadline ends it.
+    config.limits.connect_timeout = config.limits.handshake_timeout;
     let mut c = sim.connect(config).unwrap();
     sim.run_for(Duration::from_millis(2100));
     assert!(client_events(&mut c).iter().any(|e| matches!(

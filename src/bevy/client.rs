@@ -129,6 +129,23 @@ impl ZaoClient {
         self.transport.core().stats()
     }
 
+    /// The instant this client stops trying to connect, over every
+    /// attempt ([`Limits::connect_timeout`](crate::proto::Limits::connect_timeout)
+    /// from the first; the one attempt's handshake deadline on the
+    /// in-memory link of a listen server).
+    #[must_use]
+    pub fn connect_deadline(&self) -> std::time::Instant {
+        self.transport.core().connect_deadline()
+    }
+
+    /// Connection attempts made before the current one: a new attempt
+    /// follows one that did not finish its handshake in time, or a
+    /// refusal a new attempt may get past (a busy or full server).
+    #[must_use]
+    pub fn retries(&self) -> u32 {
+        self.transport.core().retries()
+    }
+
     /// This update's delta snapshot chunks of message `id`.
     pub(crate) fn take_snapshot_chunks(&mut self, id: u32) -> Vec<SnapshotChunk> {
         let (mine, rest) = core::mem::take(&mut self.snapshot_chunks)

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::BytesMut;
 
@@ -151,6 +152,23 @@ impl ClientCore {
     #[must_use]
     pub fn id(&self) -> Option<ClientId> {
         self.cell.lock().client_id()
+    }
+
+    /// The instant the client stops trying to connect: every attempt must
+    /// finish by it ([`Limits::connect_timeout`] from the first attempt;
+    /// the one attempt's [`Limits::handshake_timeout`] on a driver that
+    /// cannot open new connections).
+    #[must_use]
+    pub fn connect_deadline(&self) -> Instant {
+        self.cell.lock().connect_deadline()
+    }
+
+    /// Connection attempts made before the current one: after an attempt
+    /// that did not finish its handshake in time, or a refusal a new
+    /// attempt may get past.
+    #[must_use]
+    pub fn retries(&self) -> u32 {
+        self.cell.lock().retries()
     }
 
     /// Whether the server accepted us and the connection is open.

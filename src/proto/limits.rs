@@ -98,9 +98,27 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// Keep-alive interval, well under the idle timeout.
     pub keep_alive: Duration,
-    /// Time a new connection has to complete the QUIC and zao handshakes,
-    /// authentication included.
+    /// Time one connection attempt has to complete the QUIC and zao
+    /// handshakes, authentication included: a server closes a connection
+    /// still in its handshake after it (S1, S12), and a client abandons the
+    /// attempt and tries again on a new connection, within
+    /// [`connect_timeout`](Self::connect_timeout). The default, 10 s,
+    /// covers QUIC's handshake with its retransmission backoff on most
+    /// attempts over a 2 s round trip with a quarter of the packets lost
+    /// (link row L5); docs/LINKS.md gives the measured connect times.
     pub handshake_timeout: Duration,
+    /// Client side: the time a client has to connect, over every attempt
+    /// (a new attempt follows a [`handshake_timeout`](Self::handshake_timeout)
+    /// passed, a QUIC timeout in the handshake, or a refusal a new attempt
+    /// may get past). Past it the client reports
+    /// [`DisconnectReason::HandshakeTimedOut`](super::DisconnectReason::HandshakeTimedOut).
+    /// The default, 60 s (Unreal Engine's initial connect timeout), lets
+    /// a client over a link as bad as row L5 of the link matrix make six
+    /// attempts: in the simulation 1022 of 1024 such clients connected
+    /// (docs/LINKS.md). A server that does not answer is reported after
+    /// it. A driver that cannot open a new connection (the in-memory
+    /// link) makes one attempt of `handshake_timeout`.
+    pub connect_timeout: Duration,
     /// A client that sends no message for this long is disconnected (an
     /// idle or trickling connection cannot hold a slot forever). Clients
     /// send a heartbeat after a quarter of it with nothing else sent, so a
@@ -145,7 +163,8 @@ impl Default for Limits {
             inbound_queue: 256 * 1024,
             idle_timeout: Duration::from_secs(10),
             keep_alive: Duration::from_secs(2),
-            handshake_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(60),
             silence_timeout: Some(Duration::from_secs(30)),
             receive_rate: RateLimit::default(),
             duplicate_identity: DuplicateIdentity::default(),
@@ -233,6 +252,7 @@ impl Limits {
             ("idle_timeout", self.idle_timeout),
             ("keep_alive", self.keep_alive),
             ("handshake_timeout", self.handshake_timeout),
+            ("connect_timeout", self.connect_timeout),
             (
                 "silence_timeout",
                 self.silence_timeout.unwrap_or(Duration::MAX),

@@ -75,8 +75,15 @@ struct Slot {
 }
 
 enum Role {
-    Server { shared: Arc<ServerShared> },
-    Client,
+    Server {
+        shared: Arc<ServerShared>,
+    },
+    /// A zao client: what it opens a new connection with when its session
+    /// asks for another attempt.
+    Client {
+        config: quinn_proto::ClientConfig,
+        cell: Arc<SessionCell>,
+    },
     Raw,
 }
 
@@ -89,6 +96,8 @@ struct Node {
     up: Link,
     /// From the server to this node.
     down: Link,
+    /// A client's next attempt, when its session waits to open one.
+    retry_at: Option<Instant>,
 }
 
 /// A server in a [`Sim`]: the same [`ServerCore`] a `zao::quic::Server`
@@ -390,6 +399,7 @@ impl Sim {
             role,
             up,
             down,
+            retry_at: None,
         });
         self.by_addr.insert(addr, index);
         index
@@ -464,8 +474,16 @@ impl Sim {
             &config.protocol,
         )?;
         let now = self.now();
+        // It opens a new connection for another attempt, as the native
+        // client does.
         let session = SessionConfig {
             token: config.token.clone(),
+            retry: true,
+            retry_seed: u64::from_le_bytes(
+                self.node_seed(self.nodes.len(), 0x7e7e)[..8]
+                    .try_into()
+                    .unwrap_or_default(),
+            ),
             ..SessionConfig::new(config.protocol, config.limits)
         };
         let cell = SessionCell::new(Session::client(Arc::new(session), SERVER_ADDR, now));
@@ -477,9 +495,13 @@ impl Sim {
         );
         let index = self.nodes.len();
         let (handle, conn) = endpoint
-            .connect(now, quinn_config, SERVER_ADDR, "localhost")
+            .connect(now, quinn_config.clone(), SERVER_ADDR, "localhost")
             .map_err(|e| StartError::Io(std::io::Error::other(e)))?;
-        let node = self.add_node(addr, endpoint, Role::Client, config.up, config.down);
+        let role = Role::Client {
+            config: quinn_config,
+            cell: cell.clone(),
+        };
+        let node = self.add_node(addr, endpoint, role, config.up, config.down);
         debug_assert_eq!(node, index);
         self.insert_slot(node, handle, SimConn::new(conn, Some(cell.clone()), None));
         Ok(SimClient {
@@ -650,8 +672,7 @@ impl Sim {
         let timers = self
             .nodes
             .iter()
-            .flat_map(|n| n.slots.values())
-            .filter_map(|s| s.wake_at)
+            .flat_map(|n| n.slots.values().filter_map(|s| s.wake_at).chain(n.retry_at))
             .min()
             .map(|t| t.saturating_duration_since(self.base));
         let auths = self
@@ -835,6 +856,10 @@ impl Sim {
             // A raw peer's log outlives its connection: tests read it after.
             node.slots
                 .retain(|_, s| s.conn.cell().is_none() || !s.conn.conn.is_drained());
+            if let Role::Client { config, cell } = &node.role {
+                node.retry_at =
+                    Self::reconnect(&mut node.endpoint, &mut node.slots, config, cell, now);
+            }
             if let Some(started) = started {
                 self.server_busy += started.elapsed();
             }
@@ -842,6 +867,42 @@ impl Sim {
         for (index, packet) in outgoing {
             self.send(index, packet);
         }
+    }
+
+    /// A client whose session asked for another attempt gets it when due,
+    /// on a new connection from the same endpoint (as the native client):
+    /// the abandoned one is dropped, undriven. When the next attempt is
+    /// due, if one is planned and not yet.
+    fn reconnect(
+        endpoint: &mut Endpoint,
+        slots: &mut BTreeMap<usize, Slot>,
+        config: &quinn_proto::ClientConfig,
+        cell: &Arc<SessionCell>,
+        now: Instant,
+    ) -> Option<Instant> {
+        let at = cell.lock().poll_retry()?;
+        if at > now {
+            return Some(at);
+        }
+        slots.retain(|_, s| s.conn.cell().is_none_or(|c| !Arc::ptr_eq(c, cell)));
+        cell.lock().restart(now);
+        match endpoint.connect(now, config.clone(), SERVER_ADDR, "localhost") {
+            Ok((handle, conn)) => {
+                slots.insert(
+                    handle.0,
+                    Slot {
+                        conn: SimConn::new(conn, Some(cell.clone()), None),
+                        dirty: true,
+                        wake_at: None,
+                    },
+                );
+            }
+            Err(e) => cell
+                .lock()
+                .handle_connection_lost(now, crate::endpoint::connect_error(&e)),
+        }
+        cell.driven();
+        None
     }
 
     /// Puts a datagram from node `from` on its link.

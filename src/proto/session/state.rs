@@ -65,8 +65,12 @@ pub struct SessionConfig {
     /// after a backoff with jitter, within its handshake deadline
     /// ([`Session::poll_retry`], [`Session::restart`]) instead of closing
     /// for good. Only for a driver that can open a new connection: the
-    /// native QUIC client sets it.
+    /// native QUIC client and the simulated one set it.
     pub retry: bool,
+    /// Client side: seeds the jitter of the wait before a new attempt, so
+    /// that clients refused together do not come back together. Random
+    /// by default; the simulation seeds it, so its runs repeat exactly.
+    pub retry_seed: u64,
 }
 
 impl SessionConfig {
@@ -79,6 +83,10 @@ impl SessionConfig {
             token: None,
             tap: false,
             retry: false,
+            retry_seed: {
+                use std::hash::BuildHasher;
+                std::collections::hash_map::RandomState::new().hash_one(0u8)
+            },
         }
     }
 }
@@ -360,10 +368,16 @@ pub struct Session {
     pub(super) taps: VecDeque<Tap>,
     /// Why it closed.
     pub(super) closed: Option<DisconnectReason>,
-    /// Client side: refused, it wants a new connection at this instant
-    /// ([`SessionConfig::retry`]), the new attempt under this deadline.
+    /// Client side: it wants a new connection at this instant
+    /// ([`SessionConfig::retry`]).
     pub(super) retry_at: Option<Instant>,
-    pub(super) retry_deadline: Option<Instant>,
+    /// Client side: the end of the time to connect, over every attempt
+    /// ([`Limits::connect_timeout`](crate::proto::Limits::connect_timeout)).
+    pub(super) connect_deadline: Instant,
+    /// Client side: refused, it tries again only until the handshake
+    /// deadline of the attempt first refused (a full server is named
+    /// within one handshake deadline, not after every attempt's).
+    pub(super) refused_until: Option<Instant>,
     /// Client side: connection attempts made before this one.
     pub(super) attempts: u32,
     /// What carries the connection ([`set_transport`](Self::set_transport)).
@@ -388,6 +402,14 @@ impl Session {
     fn new(role: Role, config: Arc<SessionConfig>, peer: SocketAddr, now: Instant) -> Self {
         let limits = &config.limits;
         let deadline = now + limits.handshake_timeout;
+        // A client that can open new connections tries within its connect
+        // deadline; one that cannot has its one attempt.
+        let connect_deadline = if role == Role::Client && config.retry {
+            now + limits.connect_timeout
+        } else {
+            deadline
+        };
+        let deadline = deadline.min(connect_deadline);
         let rate = (role == Role::Server).then(|| RateLimiter::new(limits.receive_rate, now));
         Self {
             role,
@@ -422,7 +444,8 @@ impl Session {
             taps: VecDeque::new(),
             closed: None,
             retry_at: None,
-            retry_deadline: None,
+            connect_deadline,
+            refused_until: None,
             attempts: 0,
             transport: "",
             config,
@@ -440,13 +463,17 @@ impl Session {
 
     /// Client side: starts the new attempt [`poll_retry`](Self::poll_retry)
     /// asked for, on a new connection: a fresh handshake under the first
-    /// attempt's deadline. Does nothing unless a retry was asked for.
+    /// attempt's connect deadline. Does nothing unless a retry was asked
+    /// for.
     pub fn restart(&mut self, now: Instant) {
         if self.retry_at.take().is_none() {
             return;
         }
         let mut fresh = Self::new(Role::Client, self.config.clone(), self.peer, now);
-        fresh.deadline = self.retry_deadline;
+        fresh.connect_deadline = self.connect_deadline;
+        fresh.refused_until = self.refused_until;
+        let until = self.refused_until.unwrap_or(self.connect_deadline);
+        fresh.deadline = fresh.deadline.map(|d| d.min(until));
         fresh.attempts = self.attempts + 1;
         fresh.taps = core::mem::take(&mut self.taps);
         fresh.events = core::mem::take(&mut self.events);
@@ -454,45 +481,70 @@ impl Session {
     }
 
     /// Connection attempts this session made before the current one
-    /// (client side; retries after refusals).
+    /// (client side: after a refusal a new attempt may get past, or an
+    /// attempt that did not finish its handshake in time).
     #[must_use]
     pub fn retries(&self) -> u32 {
         self.attempts
     }
 
-    /// Client side, refused by `reason` at `now` before the session opened:
-    /// plans a new attempt when the config allows one and the handshake
-    /// deadline leaves it time (a backoff of 50 ms doubling per attempt up
-    /// to 1 s, times a jitter of 0.5 to 1.5, so clients refused together
-    /// do not come back together). Whether one was planned.
+    /// Client side: the instant it stops trying to connect, over every
+    /// attempt ([`Limits::connect_timeout`](crate::proto::Limits::connect_timeout)
+    /// from the first, or the one attempt's
+    /// [`handshake_timeout`](crate::proto::Limits::handshake_timeout) where
+    /// the driver cannot open new connections).
+    #[must_use]
+    pub fn connect_deadline(&self) -> Instant {
+        self.connect_deadline
+    }
+
+    /// Client side, the attempt ended by `reason` at `now` before the
+    /// session opened: plans a new attempt when the config allows one, the
+    /// reason is one a new attempt may get past and its deadline leaves it
+    /// time: a refusal for a busy or full server or an address check,
+    /// until the handshake deadline of the attempt first refused; the
+    /// attempt's handshake deadline passed or QUIC's timeout in the
+    /// handshake, until the connect deadline (a backoff of 50 ms doubling per attempt up to 1 s, times a
+    /// jitter of 0.5 to 1.5, so clients refused together do not come back
+    /// together). Whether one was planned.
     fn plan_retry(&mut self, now: Instant, reason: &DisconnectReason) -> bool {
-        let DisconnectReason::Refused(refused) = reason else {
-            return false;
+        let deadline = match reason {
+            // Within the deadline of the attempt first refused.
+            DisconnectReason::Refused(refused) if refused.is_retryable() => *self
+                .refused_until
+                .get_or_insert(self.deadline.unwrap_or(self.connect_deadline)),
+            // Within the connect deadline, unless refused before.
+            DisconnectReason::HandshakeTimedOut | DisconnectReason::TimedOut => {
+                self.refused_until.unwrap_or(self.connect_deadline)
+            }
+            _ => return false,
         };
         if self.role != Role::Client
             || !self.config.retry
             || !matches!(self.state, State::Connecting | State::Handshaking)
-            || !refused.is_retryable()
         {
             return false;
         }
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
         let base = RETRY_BACKOFF
             .saturating_mul(1 << self.attempts.min(5))
             .min(RETRY_BACKOFF_MAX);
         let jitter = {
-            use std::hash::BuildHasher;
-            let noise = std::collections::hash_map::RandomState::new().hash_one(self.attempts);
-            0.5 + (noise % 1024) as f64 / 1024.0
+            // SplitMix64 of the seed and the attempt.
+            let mut z = self
+                .config
+                .retry_seed
+                .wrapping_add(u64::from(self.attempts + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            0.5 + (z % 1024) as f64 / 1024.0
         };
         let at = now + base.mul_f64(jitter);
         // The new attempt needs time for its own handshake.
         if at + RETRY_MIN_ATTEMPT > deadline {
             return false;
         }
-        tracing::debug!(peer = %self.peer, attempt = self.attempts + 1, "refused ({refused}): trying again");
+        tracing::debug!(peer = %self.peer, attempt = self.attempts + 1, "attempt ended ({reason}): trying again");
         self.retry_at = Some(at);
         true
     }
@@ -631,10 +683,12 @@ impl Session {
         }
         if self.deadline.is_some_and(|d| now >= d) {
             self.deadline = None;
+            let why = DisconnectReason::HandshakeTimedOut;
+            self.plan_retry(now, &why);
             self.close_with(
                 CloseCode::HandshakeTimeout,
                 "handshake deadline passed",
-                DisconnectReason::HandshakeTimedOut,
+                why,
             );
             return;
         }
@@ -823,7 +877,6 @@ impl Session {
         let retrying = self.retry_at.is_some();
         let told = (self.state == State::Open || self.role == Role::Client) && !retrying;
         self.state = State::Closed;
-        self.retry_deadline = if retrying { self.deadline } else { None };
         self.deadline = None;
         self.close_at = None;
         self.heartbeat_at = None;
