@@ -1,19 +1,25 @@
 //! The main job: a headless dedicated server and several headless clients,
 //! all Bevy apps in one process, over loopback QUIC with a self-signed
-//! certificate pinned by hash. The server simulates entities at a fixed tick
-//! and broadcasts `WorldSnapshot`s (chunked, encoded once for all clients),
-//! greets each client with `SpawnEntity`s, updates their `Inventory` every
-//! second; clients send `PlayerMoved` every tick. A progress line while it
-//! runs, a table at the end.
+//! certificate pinned by hash. The server simulates a world of players
+//! walking, sprinting and standing on rolling ground at a fixed tick and
+//! broadcasts it as delta snapshots: each client gets the world against
+//! the newest tick it acknowledged, clients that acknowledged the same one
+//! share one encode, and each client renders through a jitter buffer,
+//! interpolating between ticks. The server greets each client with
+//! `SpawnEntity`s and updates their `Inventory` every second; clients send
+//! `PlayerMoved` every tick. A progress line while it runs, a table at the
+//! end.
 //!
 //! ```sh
 //! cargo run --release --example demo
-//! cargo run --release --example demo -- --clients 16 --entities 1024 --hz 60 --seconds 20 --link L2
+//! cargo run --release --example demo -- --link L3 --seconds 20
+//! cargo run --release --example demo -- --snapshots full   # the whole world every tick, newest wins
 //! ```
 //!
 //! Flags: `--clients N` (8), `--entities N` (256), `--hz N` (60),
 //! `--seconds N` (15), `--link none|L1..L8` (none): the link conditioner
-//! on every packet both ways (see `ConditionerConfig::preset`).
+//! on every packet both ways (see `ConditionerConfig::preset`),
+//! `--snapshots delta|full` (delta).
 
 // Bevy system parameters elide their lifetimes by convention.
 #![allow(elided_lifetimes_in_paths)]
@@ -23,20 +29,39 @@ use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use bevy_app::{App, FixedUpdate, PostUpdate, Update};
+use bevy_app::{App, FixedUpdate, Update};
 use bevy_ecs::prelude::*;
 use bevy_time::{Fixed, Time, TimePlugin};
 use glam::Vec3;
 use zao::bevy::{
     AppZaoExt, Channel, ClientConnected, ClientDisconnected, Direction, FromClient, FromServer,
-    SendTarget, ToClients, ToServer, ZaoClient, ZaoClientPlugin, ZaoClientSettings, ZaoServer,
-    ZaoServerPlugin, ZaoServerSettings, ZaoSet,
+    JitterConfig, SendTarget, SnapshotApplied, ToClients, ToServer, ZaoClient, ZaoClientPlugin,
+    ZaoClientSettings, ZaoServer, ZaoServerPlugin, ZaoServerSender, ZaoServerSettings,
+    ZaoSnapshots,
 };
 use zao::quic::{ClientId, ConditionerConfig};
 use zao_messages::{
-    Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, WorldSnapshot, samples,
+    EntitySnapshot, Inventory, PlayerInput, PlayerMoved, PlayerState, SpawnEntity, WorldSnapshot,
+    samples,
 };
 use zao_perf::{percentile, process_cpu, rss_kib};
+
+/// The world the server simulates: the workload of the snapshot
+/// benchmarks (`zao-bench`), shared by path.
+#[path = "../bench/benches/support/world.rs"]
+#[allow(dead_code)]
+mod world;
+
+/// How the server sends the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Snapshots {
+    /// Delta snapshots against each client's acknowledged tick, through a
+    /// jitter buffer on the client: what a game should do.
+    Delta,
+    /// The whole world every tick on the snapshot channel (newest wins,
+    /// an overtaken tick is dropped): for comparison.
+    Full,
+}
 
 /// Command-line settings.
 #[derive(Clone, Debug)]
@@ -46,6 +71,7 @@ struct Settings {
     hz: f64,
     seconds: f64,
     link: Option<(String, ConditionerConfig)>,
+    snapshots: Snapshots,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -63,7 +89,7 @@ fn settings() -> Result<Settings, String> {
     };
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Err(
-            "usage: demo [--clients N] [--entities N] [--hz N] [--seconds N] [--link none|L1..L8]"
+            "usage: demo [--clients N] [--entities N] [--hz N] [--seconds N] [--link none|L1..L8] [--snapshots delta|full]"
                 .into(),
         );
     }
@@ -75,71 +101,94 @@ fn settings() -> Result<Settings, String> {
                 .ok_or_else(|| format!("unknown link preset {name:?}: L1..L8 or none"))?,
         )),
     };
+    let snapshots = match value("--snapshots").map(String::as_str) {
+        None | Some("delta") => Snapshots::Delta,
+        Some("full") => Snapshots::Full,
+        Some(other) => return Err(format!("--snapshots is delta or full, got {other:?}")),
+    };
     Ok(Settings {
         clients: number("--clients", 8.0)? as usize,
         entities: number("--entities", 256.0)? as usize,
         hz: number("--hz", 60.0)?.max(1.0),
         seconds: number("--seconds", 15.0)?.max(1.0),
         link,
+        snapshots,
     })
 }
 
-/// The reference protocol, registered the same way by server and clients.
-fn protocol(app: &mut App) {
+/// The reference protocol, registered the same way by server and clients:
+/// both snapshot kinds, so `--snapshots` changes only what is sent.
+fn protocol(app: &mut App, hz: f64) {
     app.add_zao_message::<PlayerMoved>(Channel::UNRELIABLE, Direction::Both)
         .add_zao_message::<PlayerInput>(Channel::UNRELIABLE, Direction::ClientToServer)
         .add_zao_message::<SpawnEntity>(Channel::RELIABLE, Direction::Both)
         .add_zao_snapshot::<WorldSnapshot>()
+        .add_zao_delta_snapshot::<EntitySnapshot>(JitterConfig::from_hz(hz))
         .add_zao_message::<Inventory>(Channel::RELIABLE, Direction::Both);
 }
 
 // ---- server ----
 
-/// The simulated world: entities moving on circles.
+/// The simulated world.
 #[derive(Resource)]
 struct World {
-    tick: u32,
-    players: Vec<PlayerState>,
+    world: world::World,
+    mode: Snapshots,
 }
 
 /// Per-client bookkeeping on the server.
 #[derive(Resource, Default)]
 struct Roster {
-    /// The tick at which each client's App heard it connect.
-    joined: BTreeMap<ClientId, u32>,
     left: BTreeMap<ClientId, String>,
     moves: HashMap<ClientId, u64>,
 }
 
-/// How long `ZaoSet::Send` took each update that sent a snapshot.
+/// How long each tick's snapshot took to encode and hand to QUIC, and
+/// what the delta sends cost.
 #[derive(Resource, Default)]
 struct SendTimes {
-    started: Option<Instant>,
     ticks: Vec<Duration>,
-    sent_this_update: bool,
+    /// Delta: encodes per tick (one per distinct acknowledged baseline).
+    encodes: Vec<usize>,
+    /// Delta: chunks and bytes sent to each client, keyframes, over all
+    /// ticks.
+    chunks: usize,
+    sent_bytes: usize,
+    targets: usize,
+    keyframes: usize,
 }
 
-fn simulate(
-    mut world: ResMut<World>,
-    mut out: MessageWriter<ToClients<WorldSnapshot>>,
-    mut times: ResMut<SendTimes>,
-) {
-    world.tick += 1;
-    let t = world.tick as f32 / 60.0;
-    for (i, p) in world.players.iter_mut().enumerate() {
-        let phase = i as f32 * 0.1;
-        let r = 5.0 + (i % 16) as f32;
-        p.position = Vec3::new(r * (t + phase).cos(), 0.5, r * (t + phase).sin());
+fn simulate(mut world: ResMut<World>, mut send: ZaoServerSender, mut times: ResMut<SendTimes>) {
+    world.world.step();
+    let started = Instant::now();
+    match world.mode {
+        Snapshots::Delta => {
+            if let Ok(sent) = send.send_delta_snapshot(&world.world.snapshot(), SendTarget::All) {
+                times.encodes.push(sent.encodes);
+                // Each encode's chunks reach its targets: count per target.
+                times.chunks += sent.chunks * sent.targets / sent.encodes.max(1);
+                times.sent_bytes += sent.sent_bytes;
+                times.targets += sent.targets;
+                times.keyframes += sent.keyframes;
+            }
+        }
+        Snapshots::Full => {
+            let snapshot = WorldSnapshot {
+                tick: world.world.tick,
+                players: world
+                    .world
+                    .floats()
+                    .into_iter()
+                    .map(|(entity, p, _)| PlayerState {
+                        entity,
+                        position: Vec3::from_array(p),
+                    })
+                    .collect(),
+            };
+            let _ = send.send_snapshot(&snapshot, SendTarget::All);
+        }
     }
-    let snapshot = WorldSnapshot {
-        tick: world.tick,
-        players: world.players.clone(),
-    };
-    out.write(ToClients {
-        target: SendTarget::All,
-        message: snapshot,
-    });
-    times.sent_this_update = true;
+    times.ticks.push(started.elapsed());
 }
 
 fn greet(
@@ -150,8 +199,8 @@ fn greet(
     mut spawns: MessageWriter<ToClients<SpawnEntity>>,
 ) {
     for ClientConnected { client, .. } in joined.read() {
-        roster.joined.insert(*client, world.tick);
-        // The newcomer's avatar, to everyone; the world's entities, to it.
+        // The newcomer's avatar, to everyone; a few of the world's
+        // entities, to it.
         let avatar = SpawnEntity {
             entity: 1_000_000 + client.0 as u32,
             name: format!("player-{}", client.0),
@@ -161,10 +210,10 @@ fn greet(
             target: SendTarget::All,
             message: avatar,
         });
-        for p in world.players.iter().take(8) {
+        for (entity, _, _) in world.world.floats().into_iter().take(8) {
             let spawn = SpawnEntity {
-                entity: p.entity,
-                name: format!("npc-{}", p.entity),
+                entity,
+                name: format!("npc-{entity}"),
                 ..samples::spawn_entity()
             };
             spawns.write(ToClients {
@@ -184,14 +233,15 @@ fn inventories(
     hz: Res<Hz>,
     mut out: MessageWriter<ToClients<Inventory>>,
 ) {
-    if !world.tick.is_multiple_of((hz.0 as u32).max(1)) {
+    let tick = world.world.tick;
+    if !tick.is_multiple_of((hz.0 as u32).max(1)) {
         return;
     }
     for client in server.clients() {
         let mut inventory = samples::inventory(24);
         inventory.owner = client.0 as u32;
         if let Some(slot) = inventory.slots.get_mut(&0) {
-            slot.count = (world.tick % 100) as u16;
+            slot.count = (tick % 100) as u16;
         }
         out.write(ToClients {
             target: SendTarget::One(client),
@@ -206,17 +256,6 @@ fn count_moves(mut moves: MessageReader<FromClient<PlayerMoved>>, mut roster: Re
     }
 }
 
-fn send_started(mut times: ResMut<SendTimes>) {
-    times.started = Some(Instant::now());
-}
-
-fn send_finished(mut times: ResMut<SendTimes>) {
-    if let (Some(start), true) = (times.started.take(), times.sent_this_update) {
-        times.ticks.push(start.elapsed());
-        times.sent_this_update = false;
-    }
-}
-
 #[derive(Resource)]
 struct Hz(f64);
 
@@ -228,29 +267,17 @@ fn server_app(settings: &Settings) -> App {
     server.limits.max_clients = server.limits.max_clients.max(settings.clients);
     server.limits.max_clients_per_ip = server.limits.max_clients;
     app.add_plugins((TimePlugin, ZaoServerPlugin::start_at_launch(server)));
-    protocol(&mut app);
+    protocol(&mut app, settings.hz);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .insert_resource(Hz(settings.hz))
         .insert_resource(World {
-            tick: 0,
-            players: (0..settings.entities)
-                .map(|i| PlayerState {
-                    entity: i as u32,
-                    position: Vec3::ZERO,
-                })
-                .collect(),
+            world: world::World::new(1, settings.entities, settings.hz as u32),
+            mode: settings.snapshots,
         })
         .init_resource::<Roster>()
         .init_resource::<SendTimes>()
         .add_systems(FixedUpdate, (simulate, inventories))
-        .add_systems(Update, (greet, count_moves))
-        .add_systems(
-            PostUpdate,
-            (
-                send_started.before(ZaoSet::Send),
-                send_finished.after(ZaoSet::Send),
-            ),
-        );
+        .add_systems(Update, (greet, count_moves));
     app.finish();
     app.cleanup();
     // Startup asks for the server; the next update binds it.
@@ -274,11 +301,17 @@ fn server_app(settings: &Settings) -> App {
 /// What one client received.
 #[derive(Resource, Default)]
 struct Received {
-    /// Players received per snapshot tick.
+    /// Full snapshots: players received per tick.
     ticks: HashMap<u32, usize>,
+    /// Delta snapshots: the first and newest tick applied.
+    first_tick: Option<u64>,
+    latest_tick: u64,
+    /// Entities drawn (interpolated) in the last update.
+    drawn: usize,
     spawns: u64,
     inventories: u64,
-    latest_tick: u32,
+    /// When it connected, and after how many attempts.
+    connected: Option<(Instant, u32)>,
 }
 
 fn move_around(
@@ -296,17 +329,38 @@ fn move_around(
 }
 
 fn receive(
-    mut snapshots: MessageReader<FromServer<WorldSnapshot>>,
+    client: Option<Res<ZaoClient>>,
+    mut full: MessageReader<FromServer<WorldSnapshot>>,
+    mut deltas: MessageReader<SnapshotApplied<EntitySnapshot>>,
     mut spawns: MessageReader<FromServer<SpawnEntity>>,
     mut inventories: MessageReader<FromServer<Inventory>>,
     mut received: ResMut<Received>,
 ) {
-    for FromServer(s) in snapshots.read() {
+    if received.connected.is_none()
+        && let Some(c) = client.filter(|c| c.is_connected())
+    {
+        received.connected = Some((Instant::now(), c.retries() + 1));
+    }
+    for FromServer(s) in full.read() {
         *received.ticks.entry(s.tick).or_default() += s.players.len();
-        received.latest_tick = received.latest_tick.max(s.tick);
+        received.latest_tick = received.latest_tick.max(u64::from(s.tick));
+    }
+    for chunk in deltas.read() {
+        received.first_tick = Some(
+            received
+                .first_tick
+                .map_or(chunk.tick, |t| t.min(chunk.tick)),
+        );
+        received.latest_tick = received.latest_tick.max(chunk.tick);
     }
     received.spawns += spawns.read().count() as u64;
     received.inventories += inventories.read().count() as u64;
+}
+
+/// What a game's renderer does every frame: every entity's state at the
+/// render time, interpolated between the ticks on either side.
+fn draw(snapshots: Res<ZaoSnapshots<EntitySnapshot>>, mut received: ResMut<Received>) {
+    received.drawn = snapshots.interpolated().len();
 }
 
 fn client_app(
@@ -319,11 +373,11 @@ fn client_app(
     let mut connect = ZaoClientSettings::pinned(server, hash);
     connect.conditioner = settings.link.as_ref().map(|(_, c)| c.with_seed(seed));
     app.add_plugins((TimePlugin, ZaoClientPlugin::connect_at_launch(connect)));
-    protocol(&mut app);
+    protocol(&mut app, settings.hz);
     app.insert_resource(Time::<Fixed>::from_hz(settings.hz))
         .init_resource::<Received>()
         .add_systems(FixedUpdate, move_around)
-        .add_systems(Update, receive);
+        .add_systems(Update, (receive, draw));
     app.finish();
     app.cleanup();
     app
@@ -341,8 +395,12 @@ fn main() {
         .link
         .as_ref()
         .map_or("none".to_owned(), |(n, _)| n.clone());
+    let mode = match settings.snapshots {
+        Snapshots::Delta => "delta snapshots",
+        Snapshots::Full => "full snapshots",
+    };
     println!(
-        "zao demo: 1 server, {} clients, {} entities, {} Hz, {} s, link {link}",
+        "zao demo: 1 server, {} clients, {} entities, {} Hz, {} s, link {link}, {mode}",
         settings.clients, settings.entities, settings.hz, settings.seconds
     );
     let mut server = server_app(&settings);
@@ -356,6 +414,7 @@ fn main() {
         )
     };
     println!("server on {addr}, certificate SHA-256 {hash} (pinned by every client)");
+    let launched = Instant::now();
     let mut clients: Vec<App> = (0..settings.clients)
         .map(|i| client_app(&settings, addr, hash, 100 + i as u64))
         .collect();
@@ -369,28 +428,7 @@ fn main() {
         clients.iter_mut().for_each(App::update);
         if Instant::now() >= next_progress {
             next_progress += Duration::from_secs(1);
-            let connected = clients
-                .iter()
-                .filter(|c| {
-                    c.world()
-                        .get_resource::<ZaoClient>()
-                        .is_some_and(ZaoClient::is_connected)
-                })
-                .count();
-            let tick = server.world().resource::<World>().tick;
-            let mut times = server.world().resource::<SendTimes>().ticks.clone();
-            times.sort();
-            let delivered: usize = clients
-                .iter()
-                .map(|c| c.world().resource::<Received>().ticks.len())
-                .sum();
-            print!(
-                "\r  {:>5.1} s  clients {connected}/{}  tick {tick}  snapshots delivered {delivered}  send p50 {:?}   ",
-                start.elapsed().as_secs_f64(),
-                settings.clients,
-                percentile(&times, 0.5)
-            );
-            let _ = std::io::stdout().flush();
+            progress(&server, &clients, &settings, start);
         }
         std::thread::sleep(Duration::from_micros(500));
     }
@@ -405,29 +443,60 @@ fn main() {
         std::thread::sleep(Duration::from_millis(1));
     }
     println!();
-
-    // Per client.
-    let world = server.world();
-    let final_tick = world.resource::<World>().tick;
-    let roster = world.resource::<Roster>();
-    let zao_server = world.resource::<ZaoServer>();
     println!();
-    println!(
-        "{:<8} {:>22} {:>9} {:>10} {:>10} {:>9} {:>7} {:>9} {:>7} {:>7} {:>6}",
-        "client",
-        "snapshots (whole/exp)",
-        "partial",
-        "entities %",
-        "in KiB/s",
-        "rtt ms",
-        "loss %",
-        "srv drop",
-        "spawns",
-        "invent.",
-        "moves"
+    let summary = match settings.snapshots {
+        Snapshots::Delta => delta_table(&server, &clients, launched),
+        Snapshots::Full => full_table(&server, &clients, &settings, launched),
+    };
+    server_summary(&server, wall, cpu);
+    println!("{summary}");
+}
+
+/// The progress line, once a second.
+fn progress(server: &App, clients: &[App], settings: &Settings, start: Instant) {
+    let connected = clients
+        .iter()
+        .filter(|c| {
+            c.world()
+                .get_resource::<ZaoClient>()
+                .is_some_and(ZaoClient::is_connected)
+        })
+        .count();
+    let tick = server.world().resource::<World>().world.tick;
+    let mut times = server.world().resource::<SendTimes>().ticks.clone();
+    times.sort();
+    let received = match settings.snapshots {
+        Snapshots::Delta => {
+            let usable: u64 = clients
+                .iter()
+                .map(|c| {
+                    c.world()
+                        .resource::<ZaoSnapshots<EntitySnapshot>>()
+                        .jitter_stats()
+                        .ticks_on_time
+                })
+                .sum();
+            format!("ticks usable {usable}")
+        }
+        Snapshots::Full => {
+            let delivered: usize = clients
+                .iter()
+                .map(|c| c.world().resource::<Received>().ticks.len())
+                .sum();
+            format!("snapshots delivered {delivered}")
+        }
+    };
+    print!(
+        "\r  {:>5.1} s  clients {connected}/{}  tick {tick}  {received}  send p50 {:?}   ",
+        start.elapsed().as_secs_f64(),
+        settings.clients,
+        percentile(&times, 0.5)
     );
-    let mut total_whole = 0usize;
-    let mut total_expected = 0usize;
+    let _ = std::io::stdout().flush();
+}
+
+/// The clients by id; those that never connected last.
+fn by_id(clients: &[App]) -> Vec<&App> {
     let mut order: Vec<&App> = clients.iter().collect();
     order.sort_by_key(|app| {
         app.world()
@@ -435,20 +504,154 @@ fn main() {
             .and_then(ZaoClient::id)
             .map_or(u64::MAX, |id| id.0)
     });
-    for app in order {
-        let Some(z) = app.world().get_resource::<ZaoClient>() else {
-            println!("{:<8} never started connecting", "?");
-            continue;
+    order
+}
+
+/// A client's connection figures: time to connect and attempts, bytes in
+/// per second since it connected, RTT, and the packets the server lost
+/// towards it. `None` if it is not connected.
+struct Link {
+    id: ClientId,
+    connect: String,
+    kib_per_sec: f64,
+    rtt_ms: f64,
+    loss: f64,
+}
+
+fn link(app: &App, server: &ZaoServer, launched: Instant) -> Result<Link, String> {
+    let Some(z) = app.world().get_resource::<ZaoClient>() else {
+        return Err("never started connecting".into());
+    };
+    let r = app.world().resource::<Received>();
+    let (Some(id), Some((at, attempts))) = (z.id(), r.connected) else {
+        return Err(format!(
+            "not connected: {:?} after {} attempts (connect deadline {:.0} s)",
+            z.state(),
+            z.retries() + 1,
+            z.connect_deadline()
+                .saturating_duration_since(launched)
+                .as_secs_f64()
+        ));
+    };
+    let stats = z.stats().unwrap_or_default();
+    Ok(Link {
+        id,
+        connect: format!("{:.2} s/{attempts}", (at - launched).as_secs_f64()),
+        kib_per_sec: stats.bytes_in as f64 / at.elapsed().as_secs_f64() / 1024.0,
+        rtt_ms: stats.rtt.as_secs_f64() * 1000.0,
+        // Packets lost, server to client (QUIC's count, as the server sees it).
+        loss: server.stats(id).map_or(0.0, |s| s.loss * 100.0),
+    })
+}
+
+/// The per-client table of the delta snapshots; returns the summary line.
+fn delta_table(server: &App, clients: &[App], launched: Instant) -> String {
+    let world = server.world();
+    let final_tick = u64::from(world.resource::<World>().world.tick);
+    let roster = world.resource::<Roster>();
+    let zao_server = world.resource::<ZaoServer>();
+    println!(
+        "{:<7} {:>21} {:>7} {:>9} {:>9} {:>9} {:>7} {:>10} {:>7} {:>7} {:>6}",
+        "client",
+        "usable ticks",
+        "drawn",
+        "delay ms",
+        "in KiB/s",
+        "rtt ms",
+        "loss %",
+        "connect",
+        "spawns",
+        "invent.",
+        "moves"
+    );
+    let (mut usable, mut expected) = (0u64, 0u64);
+    for app in by_id(clients) {
+        let link = match link(app, zao_server, launched) {
+            Ok(link) => link,
+            Err(why) => {
+                println!("{:<7} {why}", "?");
+                continue;
+            }
         };
         let r = app.world().resource::<Received>();
-        let Some(id) = z.id() else {
-            println!("{:<8} not connected: {:?}", "?", z.state());
-            continue;
-        };
+        let snapshots = app.world().resource::<ZaoSnapshots<EntitySnapshot>>();
+        let on_time = snapshots.jitter_stats().ticks_on_time;
         // Every tick from the first this client received to the last the
-        // server sent (the drain above let the last ones land): the server
-        // may admit a client a tick before its App hears of it, so the
-        // join tick is not the first the client can get.
+        // server sent (the drain let the last ones land).
+        let wanted = r
+            .first_tick
+            .map_or(0, |first| final_tick.saturating_sub(first) + 1);
+        usable += on_time;
+        expected += wanted;
+
+        println!(
+            "{:<7} {:>7}/{:<6} {:>5.1}% {:>7} {:>9.0} {:>9.1} {:>9.1} {:>7.2} {:>10} {:>7} {:>7} {:>6}",
+            link.id.0,
+            on_time,
+            wanted,
+            100.0 * on_time as f64 / wanted.max(1) as f64,
+            r.drawn,
+            snapshots.buffer().delay().as_secs_f64() * 1000.0,
+            link.kib_per_sec,
+            link.rtt_ms,
+            link.loss,
+            link.connect,
+            r.spawns,
+            r.inventories,
+            roster.moves.get(&link.id).copied().unwrap_or(0),
+        );
+    }
+    println!();
+    println!(
+        "  usable ticks  ticks whose every chunk arrived before the jitter buffer's render time needed"
+    );
+    println!("                them, of those from the client's first to the server's last");
+    println!("  drawn         entities interpolated at the render time in the last frame");
+    println!("  delay ms      the jitter buffer's render delay behind the fastest arrivals");
+    println!("  in KiB/s      UDP bytes received per second since connecting");
+    println!(
+        "  rtt, loss     QUIC's round-trip time, and the packets the server declared lost towards"
+    );
+    println!("                the client (QUIC counts a packet overtaken by three others as lost)");
+    println!("  connect       seconds from launch to connected / attempts");
+    format!(
+        "usable ticks: {usable} of {expected} ({:.1} %)",
+        100.0 * usable as f64 / expected.max(1) as f64
+    )
+}
+
+/// The per-client table of the full snapshots; returns the summary line.
+fn full_table(server: &App, clients: &[App], settings: &Settings, launched: Instant) -> String {
+    let world = server.world();
+    let final_tick = world.resource::<World>().world.tick;
+    let roster = world.resource::<Roster>();
+    let zao_server = world.resource::<ZaoServer>();
+    println!(
+        "{:<7} {:>21} {:>8} {:>10} {:>9} {:>9} {:>7} {:>10} {:>7} {:>7} {:>6}",
+        "client",
+        "whole snapshots",
+        "partial",
+        "entities %",
+        "in KiB/s",
+        "rtt ms",
+        "loss %",
+        "connect",
+        "spawns",
+        "invent.",
+        "moves"
+    );
+    let (mut total_whole, mut total_expected) = (0usize, 0usize);
+    for app in by_id(clients) {
+        let link = match link(app, zao_server, launched) {
+            Ok(link) => link,
+            Err(why) => {
+                println!("{:<7} {why}", "?");
+                continue;
+            }
+        };
+        let r = app.world().resource::<Received>();
+        // Every tick from the first this client received to the last the
+        // server sent (the drain let the last ones land).
         let expected =
             r.ticks
                 .keys()
@@ -459,33 +662,53 @@ fn main() {
             .values()
             .filter(|&&n| n >= settings.entities)
             .count();
-        let partial = r.ticks.len() - whole;
         total_whole += whole;
         total_expected += expected;
-        let stats = z.stats().unwrap_or_default();
         println!(
-            "{:<8} {:>13}/{:<5} {:>3.0}% {:>8} {:>10.1} {:>10.1} {:>9.2} {:>7.2} {:>9} {:>7} {:>7} {:>6}",
-            id.0,
+            "{:<7} {:>7}/{:<6} {:>5.1}% {:>8} {:>10.1} {:>9.1} {:>9.1} {:>7.2} {:>10} {:>7} {:>7} {:>6}",
+            link.id.0,
             whole,
             expected,
             100.0 * whole as f64 / expected.max(1) as f64,
-            partial,
+            r.ticks.len() - whole,
             // Entity updates delivered: chunks that arrived, whole or not.
             100.0 * r.ticks.values().sum::<usize>() as f64
                 / (expected * settings.entities).max(1) as f64,
-            stats.bytes_in_per_sec / 1024.0,
-            stats.rtt.as_secs_f64() * 1000.0,
-            // Packets lost, server to client (QUIC's count, as the server sees it).
-            zao_server.stats(id).map_or(0.0, |s| s.loss * 100.0),
-            zao_server.stats(id).map_or(0, |s| s.datagrams_dropped),
+            link.kib_per_sec,
+            link.rtt_ms,
+            link.loss,
+            link.connect,
             r.spawns,
             r.inventories,
-            roster.moves.get(&id).copied().unwrap_or(0),
+            roster.moves.get(&link.id).copied().unwrap_or(0),
         );
     }
+    println!();
+    println!("  whole snapshots  ticks whose every chunk arrived (newest wins: a tick overtaken");
+    println!("                   by a newer one is dropped), of those from the client's first");
+    println!(
+        "  partial          ticks with some of their chunks; entities %: entity updates delivered"
+    );
+    println!("  in KiB/s         UDP bytes received per second since connecting");
+    println!("  rtt, loss        QUIC's round-trip time, and the packets the server declared lost");
+    println!(
+        "                   towards the client (QUIC counts a packet overtaken by three others as lost)"
+    );
+    println!("  connect          seconds from launch to connected / attempts");
+    format!(
+        "snapshots delivered whole: {total_whole} of {total_expected} ({:.1} %)",
+        100.0 * total_whole as f64 / total_expected.max(1) as f64
+    )
+}
 
-    // Server.
-    let mut times = world.resource::<SendTimes>().ticks.clone();
+/// The server's figures.
+fn server_summary(server: &App, wall: Duration, cpu: Option<Duration>) {
+    let world = server.world();
+    let final_tick = world.resource::<World>().world.tick;
+    let roster = world.resource::<Roster>();
+    let zao_server = world.resource::<ZaoServer>();
+    let sends = world.resource::<SendTimes>();
+    let mut times = sends.ticks.clone();
     times.sort();
     let out_rate: f64 = zao_server
         .clients()
@@ -499,12 +722,21 @@ fn main() {
         f64::from(final_tick) / wall.as_secs_f64()
     );
     println!(
-        "server encode + send per tick (ZaoSet::Send): p50 {:?}, p99 {:?}, max {:?} over {} ticks",
+        "server snapshot encode + send per tick: p50 {:?}, p99 {:?}, max {:?} over {} ticks",
         percentile(&times, 0.5),
         percentile(&times, 0.99),
         times.last().copied().unwrap_or_default(),
         times.len()
     );
+    if !sends.encodes.is_empty() {
+        println!(
+            "delta snapshots: {:.2} encodes a tick (one per distinct acknowledged baseline), {:.0} bytes and {:.2} datagrams a client a tick, {} keyframes",
+            sends.encodes.iter().sum::<usize>() as f64 / sends.encodes.len() as f64,
+            sends.sent_bytes as f64 / sends.targets.max(1) as f64,
+            sends.chunks as f64 / sends.targets.max(1) as f64,
+            sends.keyframes,
+        );
+    }
     println!(
         "server out: {:.1} KiB/s to {} clients",
         out_rate / 1024.0,
@@ -525,8 +757,4 @@ fn main() {
     for (client, reason) in &roster.left {
         println!("client {} left: {reason}", client.0);
     }
-    println!(
-        "snapshots delivered whole: {total_whole} of {total_expected} expected ({:.1} %)",
-        100.0 * total_whole as f64 / total_expected.max(1) as f64
-    );
 }
