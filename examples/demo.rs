@@ -163,9 +163,12 @@ fn simulate(mut world: ResMut<World>, mut send: ZaoServerSender, mut times: ResM
     let started = Instant::now();
     match world.mode {
         Snapshots::Delta => {
-            if let Ok(sent) = send.send_delta_snapshot(&world.world.snapshot(), SendTarget::All) {
+            if let Ok(sent) = send.send_delta_snapshot(&world.world.snapshot(), SendTarget::All)
+                && sent.targets > 0
+            {
                 times.encodes.push(sent.encodes);
-                // Each encode's chunks reach its targets: count per target.
+                // Datagrams a target gets, averaged over the encodes (they
+                // differ in size; the bytes below are exact).
                 times.chunks += sent.chunks * sent.targets / sent.encodes.max(1);
                 times.sent_bytes += sent.sent_bytes;
                 times.targets += sent.targets;
@@ -317,10 +320,11 @@ struct Received {
 fn move_around(
     client: Option<Res<ZaoClient>>,
     received: Res<Received>,
+    time: Res<Time<Fixed>>,
     mut out: MessageWriter<ToServer<PlayerMoved>>,
 ) {
     if let Some(id) = client.and_then(|c| c.id()) {
-        let t = received.latest_tick as f32 / 60.0;
+        let t = received.latest_tick as f32 * time.timestep().as_secs_f32();
         out.write(ToServer(PlayerMoved {
             entity: 1_000_000 + id.0 as u32,
             position: Vec3::new(t.cos(), 0.0, t.sin()),
@@ -433,6 +437,7 @@ fn main() {
         std::thread::sleep(Duration::from_micros(500));
     }
     let wall = start.elapsed();
+    let end = Instant::now();
     let cpu = cpu_start
         .zip(process_cpu())
         .map(|(a, b)| b.saturating_sub(a));
@@ -445,8 +450,8 @@ fn main() {
     println!();
     println!();
     let summary = match settings.snapshots {
-        Snapshots::Delta => delta_table(&server, &clients, launched),
-        Snapshots::Full => full_table(&server, &clients, &settings, launched),
+        Snapshots::Delta => delta_table(&server, &clients, launched, end),
+        Snapshots::Full => full_table(&server, &clients, &settings, launched, end),
     };
     server_summary(&server, wall, cpu);
     println!("{summary}");
@@ -508,8 +513,8 @@ fn by_id(clients: &[App]) -> Vec<&App> {
 }
 
 /// A client's connection figures: time to connect and attempts, bytes in
-/// per second since it connected, RTT, and the packets the server lost
-/// towards it. `None` if it is not connected.
+/// per second from connecting to the end of the run, RTT, and the packets
+/// the server lost towards it.
 struct Link {
     id: ClientId,
     connect: String,
@@ -518,7 +523,7 @@ struct Link {
     loss: f64,
 }
 
-fn link(app: &App, server: &ZaoServer, launched: Instant) -> Result<Link, String> {
+fn link(app: &App, server: &ZaoServer, launched: Instant, end: Instant) -> Result<Link, String> {
     let Some(z) = app.world().get_resource::<ZaoClient>() else {
         return Err("never started connecting".into());
     };
@@ -537,7 +542,9 @@ fn link(app: &App, server: &ZaoServer, launched: Instant) -> Result<Link, String
     Ok(Link {
         id,
         connect: format!("{:.2} s/{attempts}", (at - launched).as_secs_f64()),
-        kib_per_sec: stats.bytes_in as f64 / at.elapsed().as_secs_f64() / 1024.0,
+        kib_per_sec: stats.bytes_in as f64
+            / end.saturating_duration_since(at).as_secs_f64()
+            / 1024.0,
         rtt_ms: stats.rtt.as_secs_f64() * 1000.0,
         // Packets lost, server to client (QUIC's count, as the server sees it).
         loss: server.stats(id).map_or(0.0, |s| s.loss * 100.0),
@@ -545,7 +552,7 @@ fn link(app: &App, server: &ZaoServer, launched: Instant) -> Result<Link, String
 }
 
 /// The per-client table of the delta snapshots; returns the summary line.
-fn delta_table(server: &App, clients: &[App], launched: Instant) -> String {
+fn delta_table(server: &App, clients: &[App], launched: Instant, end: Instant) -> String {
     let world = server.world();
     let final_tick = u64::from(world.resource::<World>().world.tick);
     let roster = world.resource::<Roster>();
@@ -566,7 +573,7 @@ fn delta_table(server: &App, clients: &[App], launched: Instant) -> String {
     );
     let (mut usable, mut expected) = (0u64, 0u64);
     for app in by_id(clients) {
-        let link = match link(app, zao_server, launched) {
+        let link = match link(app, zao_server, launched, end) {
             Ok(link) => link,
             Err(why) => {
                 println!("{:<7} {why}", "?");
@@ -621,7 +628,13 @@ fn delta_table(server: &App, clients: &[App], launched: Instant) -> String {
 }
 
 /// The per-client table of the full snapshots; returns the summary line.
-fn full_table(server: &App, clients: &[App], settings: &Settings, launched: Instant) -> String {
+fn full_table(
+    server: &App,
+    clients: &[App],
+    settings: &Settings,
+    launched: Instant,
+    end: Instant,
+) -> String {
     let world = server.world();
     let final_tick = world.resource::<World>().world.tick;
     let roster = world.resource::<Roster>();
@@ -642,7 +655,7 @@ fn full_table(server: &App, clients: &[App], settings: &Settings, launched: Inst
     );
     let (mut total_whole, mut total_expected) = (0usize, 0usize);
     for app in by_id(clients) {
-        let link = match link(app, zao_server, launched) {
+        let link = match link(app, zao_server, launched, end) {
             Ok(link) => link,
             Err(why) => {
                 println!("{:<7} {why}", "?");

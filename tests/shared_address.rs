@@ -218,17 +218,31 @@ fn a_refused_session_retries_under_its_first_deadline() {
         )))
     ));
 
-    // Near the deadline a retryable refusal is final too.
+    // Near the deadline a full server is final too.
+    let mut s = Session::client(config.clone(), server, start);
+    refuse(
+        &mut s,
+        deadline - Duration::from_millis(100),
+        RefuseReason::ServerFull,
+    );
+    assert!(s.poll_retry().is_none());
+    assert_eq!(
+        s.close_reason(),
+        Some(&DisconnectReason::Refused(RefuseReason::ServerFull))
+    );
+
+    // A busy server is momentary: retried within the connect deadline.
     let mut s = Session::client(config.clone(), server, start);
     refuse(
         &mut s,
         deadline - Duration::from_millis(100),
         RefuseReason::Busy,
     );
-    assert!(s.poll_retry().is_none());
+    let at = s.poll_retry().expect("a busy server is tried again");
+    s.restart(at);
     assert_eq!(
-        s.close_reason(),
-        Some(&DisconnectReason::Refused(RefuseReason::Busy))
+        s.poll_timeout(),
+        Some(at + Limits::default().handshake_timeout)
     );
 
     // Without `retry` (a driver that cannot reconnect), never.
@@ -240,4 +254,51 @@ fn a_refused_session_retries_under_its_first_deadline() {
     refuse(&mut s, start, RefuseReason::ServerFull);
     assert!(s.poll_retry().is_none());
     assert!(s.close_reason().is_some());
+}
+
+/// An attempt whose handshake deadline passes is followed by another within
+/// the connect deadline; the application's close between attempts ends
+/// the retries, and it hears why.
+#[test]
+fn a_timed_out_attempt_retries_until_the_connect_deadline_and_a_close_ends_it() {
+    let mut config = SessionConfig::new(zao_messages::protocol(), Limits::default());
+    config.retry = true;
+    let config = Arc::new(config);
+    let server: SocketAddr = ([192, 0, 2, 1], 4433).into();
+    let start = Instant::now();
+    let limits = Limits::default();
+    let mut s = Session::client(config, server, start);
+    assert_eq!(s.connect_deadline(), start + limits.connect_timeout);
+    let mut now;
+    let mut attempts = 1;
+    loop {
+        now = s.poll_timeout().expect("an attempt has a deadline");
+        s.handle_timeout(now);
+        let Some(at) = s.poll_retry() else { break };
+        assert!(s.poll_event().is_none(), "no event between attempts");
+        s.restart(at);
+        attempts += 1;
+    }
+    // 10 s attempts within 60 s: six, the last cut at the deadline.
+    assert_eq!(attempts, 6);
+    assert_eq!(now, start + limits.connect_timeout);
+    assert_eq!(s.close_reason(), Some(&DisconnectReason::HandshakeTimedOut));
+
+    // Closed by the application while waiting for the next attempt.
+    let mut s = Session::client(
+        Arc::new(SessionConfig {
+            retry: true,
+            ..SessionConfig::new(zao_messages::protocol(), Limits::default())
+        }),
+        server,
+        start,
+    );
+    s.handle_timeout(start + limits.handshake_timeout);
+    assert!(s.poll_retry().is_some());
+    s.close(zao::proto::CloseCode::Normal, "leaving");
+    assert!(s.poll_retry().is_none(), "no attempt after the close");
+    assert!(matches!(
+        s.poll_event(),
+        Some(SessionEvent::Closed(DisconnectReason::Closed { .. }))
+    ));
 }

@@ -43,7 +43,8 @@ fn protocol() -> Protocol {
 
 fn limits() -> Limits {
     let mut limits = Limits::default();
-    // L5's 1 s latency needs more than 5 s to shake hands.
+    // One attempt that may take longer than the default 10 s over L5's 1 s
+    // latency.
     limits.handshake_timeout = Duration::from_secs(30);
     limits
 }

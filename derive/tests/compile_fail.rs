@@ -9,7 +9,7 @@
 // trybuild builds zao again in a target of its own (about 20 s of a fresh
 // `cargo test`): `.ci/run` runs it by name.
 #[test]
-#[ignore = "builds zao again in its own target: .ci/run runs it (cargo test -- --ignored --exact misuse_does_not_compile)"]
+#[ignore = "builds zao again in its own target: .ci/run runs it (cargo test -p zao-derive -- --ignored --exact misuse_does_not_compile)"]
 fn misuse_does_not_compile() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/*.rs");

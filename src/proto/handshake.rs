@@ -156,9 +156,10 @@ pub enum RefuseReason {
 impl RefuseReason {
     /// Whether a new attempt soon may succeed: the server was busy, full
     /// or could not authenticate now, or the address check failed. The
-    /// native client retries these with backoff within its handshake
-    /// deadline; the others (a mismatch, a refused identity, a draining
-    /// server) stay refused.
+    /// native and simulated clients retry these with backoff (busy and
+    /// the address check within the connect deadline, the others within
+    /// the handshake deadline of the attempt first refused); the others
+    /// (a mismatch, a refused identity, a draining server) stay refused.
     #[must_use]
     pub fn is_retryable(&self) -> bool {
         matches!(

@@ -109,14 +109,14 @@ pub struct Limits {
     pub handshake_timeout: Duration,
     /// Client side: the time a client has to connect, over every attempt
     /// (a new attempt follows a [`handshake_timeout`](Self::handshake_timeout)
-    /// passed, a QUIC timeout in the handshake, or a refusal a new attempt
-    /// may get past). Past it the client reports
-    /// [`DisconnectReason::HandshakeTimedOut`](super::DisconnectReason::HandshakeTimedOut).
-    /// The default, 60 s (Unreal Engine's initial connect timeout), lets
-    /// a client over a link as bad as row L5 of the link matrix make six
-    /// attempts: in the simulation 1022 of 1024 such clients connected
-    /// (docs/LINKS.md). A server that does not answer is reported after
-    /// it. A driver that cannot open a new connection (the in-memory
+    /// passed, a QUIC timeout in the handshake, or a busy server). Past it
+    /// the client reports why its last attempt ended
+    /// ([`DisconnectReason::HandshakeTimedOut`](super::DisconnectReason::HandshakeTimedOut)
+    /// when that attempt's deadline passed). The default, 60 s (Unreal
+    /// Engine's initial connect timeout), lets a client over a link as
+    /// bad as row L5 of the link matrix make six attempts: in the
+    /// simulation 1022 of 1024 such clients connected (docs/LINKS.md). A
+    /// server that does not answer is reported after it. A driver that cannot open a new connection (the in-memory
     /// link) makes one attempt of `handshake_timeout`.
     pub connect_timeout: Duration,
     /// A client that sends no message for this long is disconnected (an

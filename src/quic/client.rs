@@ -51,7 +51,8 @@ impl DerefMut for Client {
 impl Client {
     /// Starts connecting to `config.server`; the outcome arrives as
     /// `ClientEvent::Connected` or `ClientEvent::Disconnected`, within the
-    /// handshake timeout.
+    /// connect timeout (`Limits::connect_timeout`: an attempt that does
+    /// not finish its handshake in time is followed by another).
     ///
     /// # Errors
     /// [`StartError`] if the limits are invalid, or the runtime, the local
@@ -147,7 +148,7 @@ impl Client {
     ///
     /// # Errors
     /// [`WaitError::Closed`] with the reason if the connection failed (the
-    /// handshake deadline of the limits is one), or [`WaitError::TimedOut`]
+    /// connect deadline of the limits is one), or [`WaitError::TimedOut`]
     /// once `timeout` passed with the handshake still under way.
     pub fn wait_connected(&self, timeout: Duration) -> Result<ClientId, WaitError> {
         self.core
@@ -194,7 +195,8 @@ impl Drop for Client {
 
 /// Connects, then drives the connection; the session's handshake deadline
 /// covers QUIC's handshake (the pump abandons it at the deadline). A
-/// session refused for a reason a new attempt may get past asks for one
+/// session whose attempt ended for a reason a new attempt may get past (a
+/// deadline, QUIC's timeout, a busy or full server) asks for one
 /// ([`Session::poll_retry`](crate::proto::Session::poll_retry)): it gets a
 /// new connection at the instant it names.
 async fn run(

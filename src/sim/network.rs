@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use quinn_proto::{
-    ConnectionHandle, DatagramEvent, EcnCodepoint, Endpoint, EndpointConfig, TransportConfig,
+    ConnectionHandle, DatagramEvent, EcnCodepoint, Endpoint, EndpointConfig, EndpointEvent,
+    TransportConfig,
 };
 
 use super::conn::SimConn;
@@ -884,7 +885,17 @@ impl Sim {
         if at > now {
             return Some(at);
         }
-        slots.retain(|_, s| s.conn.cell().is_none_or(|c| !Arc::ptr_eq(c, cell)));
+        // The abandoned attempt sent its close when it ended; the endpoint
+        // forgets it (quinn's driver would go on closing it a while).
+        let abandoned: Vec<usize> = slots
+            .iter()
+            .filter(|(_, s)| s.conn.cell().is_some_and(|c| Arc::ptr_eq(c, cell)))
+            .map(|(h, _)| *h)
+            .collect();
+        for handle in abandoned {
+            slots.remove(&handle);
+            let _ = endpoint.handle_event(ConnectionHandle(handle), EndpointEvent::drained());
+        }
         cell.lock().restart(now);
         match endpoint.connect(now, config.clone(), SERVER_ADDR, "localhost") {
             Ok((handle, conn)) => {
@@ -893,7 +904,8 @@ impl Sim {
                     Slot {
                         conn: SimConn::new(conn, Some(cell.clone()), None),
                         dirty: true,
-                        wake_at: None,
+                        // Stepped at once, not at the next unrelated event.
+                        wake_at: Some(now),
                     },
                 );
             }

@@ -13,6 +13,7 @@ import {
   ClientSession,
   CloseCode,
   DATAGRAM_BUDGET,
+  DEFAULT_CLIENT_LIMITS,
   MIN_UP_DATAGRAM,
   deltaDatagram,
   encodeHelloReply,
@@ -122,10 +123,11 @@ test('a bad reply, bytes after it, or an over-long frame is a protocol violation
 test('no reply within the handshake timeout closes with code 3; datagrams too small, code 2', () => {
   const s = new ClientSession({ protocol: ref.protocol }, 0);
   s.handleConnected(0, 1200);
-  assert.equal(s.pollTimeout(), 5000);
-  s.handleTimeout(4999);
+  assert.equal(s.pollTimeout(), DEFAULT_CLIENT_LIMITS.handshakeTimeoutMs);
+  assert.equal(DEFAULT_CLIENT_LIMITS.handshakeTimeoutMs, 10000, 'as Limits::handshake_timeout');
+  s.handleTimeout(9999);
   assert.ok(!s.isClosed());
-  s.handleTimeout(5000);
+  s.handleTimeout(10000);
   assert.deepEqual(closeOf(s), { kind: 'close', code: CloseCode.HandshakeTimeout, reason: 'handshake deadline passed' });
   assert.deepEqual(events(s), [{ kind: 'Disconnected', reason: { kind: 'HandshakeTimedOut' } }]);
   const small = new ClientSession({ protocol: ref.protocol }, 0);

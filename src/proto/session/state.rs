@@ -37,13 +37,13 @@ pub(super) const MAX_HANDSHAKE_FRAME: usize = 64 * 1024;
 /// closes the connection (within the handshake deadline).
 pub(super) const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
-/// A refused client's first wait before it tries again; it doubles per
-/// attempt ([`SessionConfig::retry`]).
+/// A client's first wait before a new attempt; it doubles per attempt
+/// ([`SessionConfig::retry`]).
 const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 /// The longest wait between attempts.
 const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
-/// A retry is planned only with this much of the handshake deadline left
-/// after the wait.
+/// A retry is planned only with this much of its deadline (the connect
+/// deadline, or a refused attempt's) left after the wait.
 const RETRY_MIN_ATTEMPT: Duration = Duration::from_millis(250);
 
 /// What every session of an endpoint shares: the protocol, the limits and,
@@ -59,13 +59,17 @@ pub struct SessionConfig {
     /// Keep a copy of every message sent and received for a capture
     /// ([`Session::poll_tap`]).
     pub tap: bool,
-    /// Client side: refused before it opened with a reason a new attempt
-    /// may get past ([`RefuseReason::is_retryable`]: the server busy or
-    /// full, or the address check failed), the session plans a new attempt
-    /// after a backoff with jitter, within its handshake deadline
-    /// ([`Session::poll_retry`], [`Session::restart`]) instead of closing
-    /// for good. Only for a driver that can open a new connection: the
-    /// native QUIC client and the simulated one set it.
+    /// Client side: an attempt that ends before the session opened, for a
+    /// reason a new attempt may get past, is followed by a new attempt
+    /// after a backoff with jitter ([`Session::poll_retry`],
+    /// [`Session::restart`]) instead of a close for good: its handshake
+    /// deadline passed or QUIC timed out, or the server was busy or lost
+    /// the address check, within the connect deadline
+    /// ([`Limits::connect_timeout`](crate::proto::Limits::connect_timeout));
+    /// a full server (or address, or auth service,
+    /// [`RefuseReason::is_retryable`]) within the deadline of the attempt
+    /// first refused. Only for a driver that can open a new connection:
+    /// the native QUIC client and the simulated one set it.
     pub retry: bool,
     /// Client side: seeds the jitter of the wait before a new attempt, so
     /// that clients refused together do not come back together. Random
@@ -374,10 +378,12 @@ pub struct Session {
     /// Client side: the end of the time to connect, over every attempt
     /// ([`Limits::connect_timeout`](crate::proto::Limits::connect_timeout)).
     pub(super) connect_deadline: Instant,
-    /// Client side: refused, it tries again only until the handshake
-    /// deadline of the attempt first refused (a full server is named
-    /// within one handshake deadline, not after every attempt's).
+    /// Client side: refused for a full server (or address, or auth), it
+    /// tries again only until the handshake deadline of the attempt first
+    /// refused, so a full server is named within one handshake deadline.
     pub(super) refused_until: Option<Instant>,
+    /// Client side: the deadline the planned attempt gets at most.
+    pub(super) retry_until: Option<Instant>,
     /// Client side: connection attempts made before this one.
     pub(super) attempts: u32,
     /// What carries the connection ([`set_transport`](Self::set_transport)).
@@ -386,7 +392,9 @@ pub struct Session {
 
 impl Session {
     /// A client session connecting to `server`: it says hello once QUIC is
-    /// connected, and gives up at `now + handshake_timeout`.
+    /// connected, and gives up this attempt at `now + handshake_timeout`
+    /// (and, with [`SessionConfig::retry`], connecting at
+    /// `now + connect_timeout`).
     #[must_use]
     pub fn client(config: Arc<SessionConfig>, server: SocketAddr, now: Instant) -> Self {
         Self::new(Role::Client, config, server, now)
@@ -405,7 +413,9 @@ impl Session {
         // A client that can open new connections tries within its connect
         // deadline; one that cannot has its one attempt.
         let connect_deadline = if role == Role::Client && config.retry {
-            now + limits.connect_timeout
+            // A timeout too long to add is "keep trying" (a year).
+            now.checked_add(limits.connect_timeout)
+                .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
         } else {
             deadline
         };
@@ -446,14 +456,16 @@ impl Session {
             retry_at: None,
             connect_deadline,
             refused_until: None,
+            retry_until: None,
             attempts: 0,
             transport: "",
             config,
         }
     }
 
-    /// Client side: when a refused session wants its driver to open a new
-    /// connection ([`SessionConfig::retry`]); then the driver waits until
+    /// Client side: when the session wants its driver to open a new
+    /// connection for another attempt ([`SessionConfig::retry`]); then the
+    /// driver waits until
     /// that instant and calls [`restart`](Self::restart). `None` while the
     /// session is not waiting to retry.
     #[must_use]
@@ -472,7 +484,7 @@ impl Session {
         let mut fresh = Self::new(Role::Client, self.config.clone(), self.peer, now);
         fresh.connect_deadline = self.connect_deadline;
         fresh.refused_until = self.refused_until;
-        let until = self.refused_until.unwrap_or(self.connect_deadline);
+        let until = self.retry_until.take().unwrap_or(self.connect_deadline);
         fresh.deadline = fresh.deadline.map(|d| d.min(until));
         fresh.attempts = self.attempts + 1;
         fresh.taps = core::mem::take(&mut self.taps);
@@ -501,30 +513,35 @@ impl Session {
     /// Client side, the attempt ended by `reason` at `now` before the
     /// session opened: plans a new attempt when the config allows one, the
     /// reason is one a new attempt may get past and its deadline leaves it
-    /// time: a refusal for a busy or full server or an address check,
-    /// until the handshake deadline of the attempt first refused; the
-    /// attempt's handshake deadline passed or QUIC's timeout in the
-    /// handshake, until the connect deadline (a backoff of 50 ms doubling per attempt up to 1 s, times a
-    /// jitter of 0.5 to 1.5, so clients refused together do not come back
-    /// together). Whether one was planned.
+    /// time. Its handshake deadline passed, QUIC timed out, the server was
+    /// busy or lost the address check: until the connect deadline. The
+    /// server full (or the address, or its auth service): until the
+    /// handshake deadline of the attempt first refused. The wait is 50 ms
+    /// doubling per attempt up to 1 s, times a jitter of 0.5 to 1.5, so
+    /// clients refused together do not come back together. Whether one was
+    /// planned.
     fn plan_retry(&mut self, now: Instant, reason: &DisconnectReason) -> bool {
-        let deadline = match reason {
-            // Within the deadline of the attempt first refused.
-            DisconnectReason::Refused(refused) if refused.is_retryable() => *self
-                .refused_until
-                .get_or_insert(self.deadline.unwrap_or(self.connect_deadline)),
-            // Within the connect deadline, unless refused before.
-            DisconnectReason::HandshakeTimedOut | DisconnectReason::TimedOut => {
-                self.refused_until.unwrap_or(self.connect_deadline)
-            }
-            _ => return false,
-        };
         if self.role != Role::Client
             || !self.config.retry
             || !matches!(self.state, State::Connecting | State::Handshaking)
         {
             return false;
         }
+        let deadline = match reason {
+            // A server too busy for another handshake, or an address check
+            // lost: momentary, within the connect deadline.
+            DisconnectReason::Refused(
+                RefuseReason::Busy | RefuseReason::AddressValidationFailed,
+            )
+            | DisconnectReason::HandshakeTimedOut
+            | DisconnectReason::TimedOut => self.connect_deadline,
+            // A full server (or address, or auth service): within the
+            // deadline of the attempt first refused, then named.
+            DisconnectReason::Refused(refused) if refused.is_retryable() => *self
+                .refused_until
+                .get_or_insert(self.deadline.unwrap_or(self.connect_deadline)),
+            _ => return false,
+        };
         let base = RETRY_BACKOFF
             .saturating_mul(1 << self.attempts.min(5))
             .min(RETRY_BACKOFF_MAX);
@@ -546,6 +563,7 @@ impl Session {
         }
         tracing::debug!(peer = %self.peer, attempt = self.attempts + 1, "attempt ended ({reason}): trying again");
         self.retry_at = Some(at);
+        self.retry_until = Some(deadline);
         true
     }
 
@@ -861,6 +879,11 @@ impl Session {
 
     pub(super) fn close_with(&mut self, code: CloseCode, reason: &str, why: DisconnectReason) {
         if self.state == State::Closed {
+            // Between attempts: the application's close ends the retries.
+            if self.retry_at.take().is_some() {
+                self.closed = Some(why.clone());
+                self.events.push_back(SessionEvent::Closed(why));
+            }
             return;
         }
         self.transmits.push_back(Transmit::Close {
@@ -873,7 +896,7 @@ impl Session {
     fn finish_closed(&mut self, reason: DisconnectReason) {
         // A server reports the end only of clients the application was
         // told of; a client always learns why it is not connected, unless
-        // it tries again (under the same deadline).
+        // it tries again (within its deadline).
         let retrying = self.retry_at.is_some();
         let told = (self.state == State::Open || self.role == Role::Client) && !retrying;
         self.state = State::Closed;

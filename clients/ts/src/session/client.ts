@@ -63,7 +63,7 @@ export interface ClientLimits {
   readonly inboundQueue: number;
   /** Outgoing datagram bytes buffered before the oldest are dropped (256 KiB). */
   readonly datagramSendBuffer: number;
-  /** Time to complete the handshake (5 s). */
+  /** Time to complete the handshake (10 s, as `Limits::handshake_timeout`; this client makes one attempt). */
   readonly handshakeTimeoutMs: number;
   /** The server's silence timeout (30 s): a heartbeat goes out after a quarter of it with nothing sent. `null`: none. */
   readonly silenceTimeoutMs: number | null;
@@ -75,7 +75,7 @@ export const DEFAULT_CLIENT_LIMITS: ClientLimits = Object.freeze({
   reliableBacklog: 512 * 1024,
   inboundQueue: 256 * 1024,
   datagramSendBuffer: 256 * 1024,
-  handshakeTimeoutMs: 5000,
+  handshakeTimeoutMs: 10000,
   silenceTimeoutMs: 30000,
 });
 
