@@ -154,6 +154,7 @@ struct SendTimes {
     /// ticks.
     chunks: usize,
     sent_bytes: usize,
+    resent_bytes: usize,
     targets: usize,
     keyframes: usize,
 }
@@ -171,6 +172,7 @@ fn simulate(mut world: ResMut<World>, mut send: ZaoServerSender, mut times: ResM
                 // differ in size; the bytes below are exact).
                 times.chunks += sent.chunks * sent.targets / sent.encodes.max(1);
                 times.sent_bytes += sent.sent_bytes;
+                times.resent_bytes += sent.resent_bytes;
                 times.targets += sent.targets;
                 times.keyframes += sent.keyframes;
             }
@@ -542,8 +544,9 @@ fn link(app: &App, server: &ZaoServer, launched: Instant, end: Instant) -> Resul
     Ok(Link {
         id,
         connect: format!("{:.2} s/{attempts}", (at - launched).as_secs_f64()),
+        // (A client that connected as the run ended has no rate yet.)
         kib_per_sec: stats.bytes_in as f64
-            / end.saturating_duration_since(at).as_secs_f64()
+            / end.saturating_duration_since(at).as_secs_f64().max(1.0)
             / 1024.0,
         rtt_ms: stats.rtt.as_secs_f64() * 1000.0,
         // Packets lost, server to client (QUIC's count, as the server sees it).
@@ -743,9 +746,10 @@ fn server_summary(server: &App, wall: Duration, cpu: Option<Duration>) {
     );
     if !sends.encodes.is_empty() {
         println!(
-            "delta snapshots: {:.2} encodes a tick (one per distinct acknowledged baseline), {:.0} bytes and {:.2} datagrams a client a tick, {} keyframes",
+            "delta snapshots: {:.2} encodes a tick (one per distinct acknowledged baseline), {:.0} bytes a client a tick ({:.0} of them copies for lossy clients) in {:.2} datagrams (not counting copies), {} keyframes",
             sends.encodes.iter().sum::<usize>() as f64 / sends.encodes.len() as f64,
             sends.sent_bytes as f64 / sends.targets.max(1) as f64,
+            sends.resent_bytes as f64 / sends.targets.max(1) as f64,
             sends.chunks as f64 / sends.targets.max(1) as f64,
             sends.keyframes,
         );

@@ -135,9 +135,21 @@ impl Run {
         players: usize,
         hz: u32,
     ) -> Self {
+        Self::with_limits(seed, links, connect, players, hz, &limits())
+    }
+
+    /// As [`new`](Self::new), every endpoint with `limits`.
+    fn with_limits(
+        seed: u64,
+        links: &[LinkSpec],
+        connect: Option<LinkSpec>,
+        players: usize,
+        hz: u32,
+        limits: &Limits,
+    ) -> Self {
         let mut sim = Sim::new(seed);
         let mut config = SimServerConfig::new(protocol());
-        config.limits = limits();
+        config.limits = limits.clone();
         let server = sim.start_server(config).unwrap();
         let tick = Duration::from_secs(1) / hz;
         let mut clients: Vec<Client> = links
@@ -145,7 +157,7 @@ impl Run {
             .map(|link| {
                 let mut config = SimClientConfig::new(protocol())
                     .with_link(connect.clone().unwrap_or_else(|| link.clone()));
-                config.limits = limits();
+                config.limits = limits.clone();
                 Client {
                     sim: sim.connect(config).unwrap(),
                     receiver: DeltaReceiver::new(),
@@ -307,6 +319,38 @@ fn usable(name: &str, link: LinkSpec) {
         100.0 * got,
         100.0 * want
     );
+}
+
+/// A world whose deltas over L3 take more than a datagram a tick (256
+/// players at 60 Hz, against baselines a round trip old): a tick is lost
+/// when any of its chunks is, so it needs the copies a lossy client gets
+/// of each tick's chunks with the next tick's
+/// (`Limits::delta_redundancy_loss`) to reach the bound.
+#[test]
+fn l3_ticks_of_several_chunks_stay_usable_with_copies_for_lossy_clients() {
+    let hz = 60;
+    let play = |redundancy: Option<f64>| {
+        let mut limits = limits();
+        limits.delta_redundancy_loss = redundancy;
+        let links = [LinkSpec::l3(), LinkSpec::l3()];
+        let mut run = Run::with_limits(12, &links, None, 256, hz, &limits);
+        run.play(10, hz);
+        run.report
+    };
+    let with = play(Limits::default().delta_redundancy_loss);
+    with.print("L3, 256 players at 60 Hz, copies for lossy clients");
+    let without = play(None);
+    without.print("L3, 256 players at 60 Hz, no copies");
+    assert!(without.most_chunks > 1, "deltas of more than one datagram");
+    assert_eq!(with.malformed, 0);
+    let need = bound(&LinkSpec::l3());
+    assert!(
+        with.usable() >= need,
+        "with copies {:.1} % of ticks usable, need {:.1} %",
+        100.0 * with.usable(),
+        100.0 * need
+    );
+    assert!(with.usable() > without.usable());
 }
 
 #[test]

@@ -134,6 +134,17 @@ pub struct Limits {
     /// they also hold, or a keyframe, so clients acking different old
     /// baselines cannot multiply the server's work.
     pub max_delta_encodes: usize,
+    /// Server side: a client whose packet loss (QUIC's count over the
+    /// connection, once 64 packets went) is at least this share gets each
+    /// tick's delta snapshot chunks once more with the next tick's,
+    /// already encoded: a copy a tick later survives the loss of the
+    /// original and still lands before the client's render time (it drops
+    /// the one it does not need). A tick of several chunks is lost when
+    /// any chunk is; over a link losing 10 % of its packets this keeps
+    /// about 98 % of ticks usable instead of about 87 %, for twice the
+    /// delta bytes to that client only. The default, 5 %; `None` never
+    /// sends twice.
+    pub delta_redundancy_loss: Option<f64>,
     /// Client side: the most memory a delta snapshot receiver holds (parts
     /// being reassembled and whole snapshots), charged before a chunk is
     /// decoded, so a hostile server cannot make a client hold more
@@ -169,6 +180,7 @@ impl Default for Limits {
             receive_rate: RateLimit::default(),
             duplicate_identity: DuplicateIdentity::default(),
             max_delta_encodes: 16,
+            delta_redundancy_loss: Some(0.05),
             snapshot_memory: super::DEFAULT_SNAPSHOT_MEMORY,
         }
     }
@@ -191,6 +203,8 @@ pub enum LimitsError {
     RetryAbovePending,
     /// `ipv6_prefix` is longer than an IPv6 address (128 bits).
     Ipv6PrefixTooLong,
+    /// `delta_redundancy_loss` is not a share between 0 and 1.
+    RedundancyLossOutOfRange,
 }
 
 impl fmt::Display for LimitsError {
@@ -207,6 +221,9 @@ impl fmt::Display for LimitsError {
                 f.write_str("limits: `retry_threshold` must not exceed `max_pending_handshakes`")
             }
             Self::Ipv6PrefixTooLong => f.write_str("limits: `ipv6_prefix` must be at most 128"),
+            Self::RedundancyLossOutOfRange => {
+                f.write_str("limits: `delta_redundancy_loss` must be between 0 and 1")
+            }
         }
     }
 }
@@ -274,6 +291,12 @@ impl Limits {
         }
         if self.ipv6_prefix > 128 {
             return Err(LimitsError::Ipv6PrefixTooLong);
+        }
+        if self
+            .delta_redundancy_loss
+            .is_some_and(|l| !(0.0..=1.0).contains(&l))
+        {
+            return Err(LimitsError::RedundancyLossOutOfRange);
         }
         Ok(())
     }
@@ -370,6 +393,11 @@ mod tests {
             ..d()
         };
         assert_eq!(l.validate(), Err(LimitsError::Ipv6PrefixTooLong));
+        let l = Limits {
+            delta_redundancy_loss: Some(f64::NAN),
+            ..d()
+        };
+        assert_eq!(l.validate(), Err(LimitsError::RedundancyLossOutOfRange));
         let l = Limits {
             max_clients_per_ip: 0,
             ..d()

@@ -317,8 +317,12 @@ pub struct DeltaSent {
     pub chunks: usize,
     /// Bytes of the datagrams encoded.
     pub encoded_bytes: usize,
-    /// Bytes queued over all targets (each target's chunks counted for it).
+    /// Bytes queued over all targets (each target's chunks counted for it,
+    /// copies included).
     pub sent_bytes: usize,
+    /// Of those, the bytes of the previous tick's chunks sent again to
+    /// lossy clients ([`Limits::delta_redundancy_loss`](super::Limits::delta_redundancy_loss)).
+    pub resent_bytes: usize,
     /// Targets whose own baseline was past the bound on distinct encodes
     /// ([`Limits::max_delta_encodes`](super::Limits::max_delta_encodes)):
     /// they got an older baseline they also hold, or a keyframe.
@@ -705,6 +709,7 @@ impl ServerCore {
             self.by_baseline.push((history.baseline(ack), i));
         }
         let max = self.shared.config.limits.max_delta_encodes;
+        let redundancy = self.shared.config.limits.delta_redundancy_loss;
         let rebased = bound_baselines(&mut self.by_baseline, &self.acks, max);
         self.by_baseline.sort_unstable();
         let mut sent = DeltaSent {
@@ -747,6 +752,9 @@ impl ServerCore {
                     let r = session.send_datagrams(S::ID, channel, &chunks);
                     if r.is_ok() {
                         session.handle_delta_sent(S::ID, seq, capacity);
+                        let resent = session.send_delta_copy(S::ID, channel, &chunks, redundancy);
+                        sent.resent_bytes += resent;
+                        sent.sent_bytes += resent;
                     }
                     r
                 };

@@ -95,6 +95,13 @@ impl Counters {
         stats.rate_limited = self.rate_limited;
     }
 
+    /// The share of packets lost over the connection, once `min_packets`
+    /// were sent.
+    pub(crate) fn loss_over(&self, min_packets: u64) -> Option<f64> {
+        (self.path.sent_packets >= min_packets)
+            .then(|| self.path.lost_packets as f64 / self.path.sent_packets as f64)
+    }
+
     /// When the next sample is due.
     pub(crate) fn next_sample(&self) -> Option<Instant> {
         self.sample.map(|(at, _)| at + SAMPLE_EVERY)

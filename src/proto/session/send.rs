@@ -145,6 +145,37 @@ impl Session {
         Ok(())
     }
 
+    /// Server side, after this tick's chunks of delta snapshot type `id`
+    /// went to this client: when the client loses at least `above` of its
+    /// packets ([`Limits::delta_redundancy_loss`](crate::proto::Limits::delta_redundancy_loss)),
+    /// the previous tick's chunks once more, then keeps this tick's. The
+    /// bytes sent again.
+    pub(crate) fn send_delta_copy(
+        &mut self,
+        id: u32,
+        channel: Channel,
+        chunks: &[Bytes],
+        above: Option<f64>,
+    ) -> usize {
+        /// Packets sent before the loss counts.
+        const MIN_PACKETS: u64 = 64;
+        let lossy = above.is_some_and(|above| {
+            self.counters
+                .loss_over(MIN_PACKETS)
+                .is_some_and(|loss| loss >= above)
+        });
+        let previous = core::mem::take(self.delta_previous.entry(id).or_default());
+        let mut resent = 0;
+        if lossy && !previous.is_empty() && self.send_datagrams(id, channel, &previous).is_ok() {
+            resent = previous.iter().map(Bytes::len).sum();
+        }
+        let mut kept = previous;
+        kept.clear();
+        kept.extend_from_slice(chunks);
+        self.delta_previous.insert(id, kept);
+        resent
+    }
+
     /// Client side: tells the server which snapshots this client holds
     /// (one ack datagram, docs/WIRE.md §12.6), so it can encode deltas
     /// against them. Send once a frame, after applying the frame's chunks.

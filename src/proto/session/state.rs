@@ -341,6 +341,10 @@ pub struct Session {
     /// Server side: the delta snapshots sent to this client, per snapshot
     /// id: an ack may only name these.
     pub(super) sent_deltas: HashMap<u32, SentWindow>,
+    /// Server side: the last tick's delta chunks sent to this client, per
+    /// snapshot id, for a lossy client's copy
+    /// ([`Limits::delta_redundancy_loss`](crate::proto::Limits::delta_redundancy_loss)).
+    pub(super) delta_previous: HashMap<u32, Vec<Bytes>>,
     pub(super) rate: Option<RateLimiter>,
     pub(super) events: VecDeque<SessionEvent>,
     /// Message bytes in `events`, bounded by `limits.inbound_queue`.
@@ -437,6 +441,7 @@ impl Session {
             delta_newest: HashMap::new(),
             acks: HashMap::new(),
             sent_deltas: HashMap::new(),
+            delta_previous: HashMap::new(),
             rate,
             events: VecDeque::new(),
             inbound: 0,
