@@ -452,8 +452,8 @@ fn main() {
     println!();
     println!();
     let summary = match settings.snapshots {
-        Snapshots::Delta => delta_table(&server, &clients, launched, end),
-        Snapshots::Full => full_table(&server, &clients, &settings, launched, end),
+        Snapshots::Delta => delta_table(&server, &clients, (launched, end)),
+        Snapshots::Full => full_table(&server, &clients, &settings, (launched, end)),
     };
     server_summary(&server, wall, cpu);
     println!("{summary}");
@@ -554,18 +554,27 @@ fn link(app: &App, server: &ZaoServer, launched: Instant, end: Instant) -> Resul
     })
 }
 
-/// The per-client table of the delta snapshots; returns the summary line.
-fn delta_table(server: &App, clients: &[App], launched: Instant, end: Instant) -> String {
+/// The per-client table, its first three columns from the mode: `heads`
+/// names them, and `columns` gives for each connected client its ticks
+/// (good, expected) and the two others, formatted. The legend follows:
+/// the mode's lines, then the shared ones. Returns the ticks summed.
+fn table(
+    server: &App,
+    clients: &[App],
+    (launched, end): (Instant, Instant),
+    heads: [&str; 3],
+    mut columns: impl FnMut(&App) -> ((u64, u64), String, String),
+    legend: &[&str],
+) -> (u64, u64) {
     let world = server.world();
-    let final_tick = u64::from(world.resource::<World>().world.tick);
     let roster = world.resource::<Roster>();
     let zao_server = world.resource::<ZaoServer>();
     println!(
-        "{:<7} {:>21} {:>7} {:>9} {:>9} {:>9} {:>7} {:>10} {:>7} {:>7} {:>6}",
+        "{:<7} {:>21} {:>8} {:>10} {:>9} {:>9} {:>7} {:>10} {:>7} {:>7} {:>6}",
         "client",
-        "usable ticks",
-        "drawn",
-        "delay ms",
+        heads[0],
+        heads[1],
+        heads[2],
         "in KiB/s",
         "rtt ms",
         "loss %",
@@ -574,7 +583,7 @@ fn delta_table(server: &App, clients: &[App], launched: Instant, end: Instant) -
         "invent.",
         "moves"
     );
-    let (mut usable, mut expected) = (0u64, 0u64);
+    let (mut good, mut expected) = (0, 0);
     for app in by_id(clients) {
         let link = match link(app, zao_server, launched, end) {
             Ok(link) => link,
@@ -583,25 +592,18 @@ fn delta_table(server: &App, clients: &[App], launched: Instant, end: Instant) -
                 continue;
             }
         };
+        let ((n, of), second, third) = columns(app);
+        good += n;
+        expected += of;
         let r = app.world().resource::<Received>();
-        let snapshots = app.world().resource::<ZaoSnapshots<EntitySnapshot>>();
-        let on_time = snapshots.jitter_stats().ticks_on_time;
-        // Every tick from the first this client received to the last the
-        // server sent (the drain let the last ones land).
-        let wanted = r
-            .first_tick
-            .map_or(0, |first| final_tick.saturating_sub(first) + 1);
-        usable += on_time;
-        expected += wanted;
-
         println!(
-            "{:<7} {:>7}/{:<6} {:>5.1}% {:>7} {:>9.0} {:>9.1} {:>9.1} {:>7.2} {:>10} {:>7} {:>7} {:>6}",
+            "{:<7} {:>7}/{:<6} {:>5.1}% {:>8} {:>10} {:>9.1} {:>9.1} {:>7.2} {:>10} {:>7} {:>7} {:>6}",
             link.id.0,
-            on_time,
-            wanted,
-            100.0 * on_time as f64 / wanted.max(1) as f64,
-            r.drawn,
-            snapshots.buffer().delay().as_secs_f64() * 1000.0,
+            n,
+            of,
+            100.0 * n as f64 / of.max(1) as f64,
+            second,
+            third,
             link.kib_per_sec,
             link.rtt_ms,
             link.loss,
@@ -612,18 +614,47 @@ fn delta_table(server: &App, clients: &[App], launched: Instant, end: Instant) -
         );
     }
     println!();
+    for line in legend {
+        println!("  {line}");
+    }
+    println!("  in KiB/s         UDP bytes received per second since connecting");
+    println!("  rtt, loss        QUIC's round-trip time, and the packets the server declared lost");
     println!(
-        "  usable ticks  ticks whose every chunk arrived before the jitter buffer's render time needed"
+        "                   towards the client (QUIC counts a packet overtaken by three others as lost)"
     );
-    println!("                them, of those from the client's first to the server's last");
-    println!("  drawn         entities interpolated at the render time in the last frame");
-    println!("  delay ms      the jitter buffer's render delay behind the fastest arrivals");
-    println!("  in KiB/s      UDP bytes received per second since connecting");
-    println!(
-        "  rtt, loss     QUIC's round-trip time, and the packets the server declared lost towards"
+    println!("  connect          seconds from launch to connected / attempts");
+    (good, expected)
+}
+
+/// The per-client table of the delta snapshots; returns the summary line.
+fn delta_table(server: &App, clients: &[App], times: (Instant, Instant)) -> String {
+    let final_tick = u64::from(server.world().resource::<World>().world.tick);
+    let (usable, expected) = table(
+        server,
+        clients,
+        times,
+        ["usable ticks", "drawn", "delay ms"],
+        |app| {
+            let r = app.world().resource::<Received>();
+            let snapshots = app.world().resource::<ZaoSnapshots<EntitySnapshot>>();
+            // Every tick from the first this client received to the last
+            // the server sent (the drain let the last ones land).
+            let wanted = r
+                .first_tick
+                .map_or(0, |first| final_tick.saturating_sub(first) + 1);
+            (
+                (snapshots.jitter_stats().ticks_on_time, wanted),
+                r.drawn.to_string(),
+                format!("{:.0}", snapshots.buffer().delay().as_secs_f64() * 1000.0),
+            )
+        },
+        &[
+            "usable ticks     ticks whose every chunk arrived before the jitter buffer's render",
+            "                 time needed them, of those from the client's first to the server's last",
+            "drawn            entities interpolated at the render time in the last frame",
+            "delay ms         the jitter buffer's render delay behind the fastest arrivals",
+        ],
     );
-    println!("                the client (QUIC counts a packet overtaken by three others as lost)");
-    println!("  connect       seconds from launch to connected / attempts");
     format!(
         "usable ticks: {usable} of {expected} ({:.1} %)",
         100.0 * usable as f64 / expected.max(1) as f64
@@ -635,85 +666,45 @@ fn full_table(
     server: &App,
     clients: &[App],
     settings: &Settings,
-    launched: Instant,
-    end: Instant,
+    times: (Instant, Instant),
 ) -> String {
-    let world = server.world();
-    let final_tick = world.resource::<World>().world.tick;
-    let roster = world.resource::<Roster>();
-    let zao_server = world.resource::<ZaoServer>();
-    println!(
-        "{:<7} {:>21} {:>8} {:>10} {:>9} {:>9} {:>7} {:>10} {:>7} {:>7} {:>6}",
-        "client",
-        "whole snapshots",
-        "partial",
-        "entities %",
-        "in KiB/s",
-        "rtt ms",
-        "loss %",
-        "connect",
-        "spawns",
-        "invent.",
-        "moves"
-    );
-    let (mut total_whole, mut total_expected) = (0usize, 0usize);
-    for app in by_id(clients) {
-        let link = match link(app, zao_server, launched, end) {
-            Ok(link) => link,
-            Err(why) => {
-                println!("{:<7} {why}", "?");
-                continue;
-            }
-        };
-        let r = app.world().resource::<Received>();
-        // Every tick from the first this client received to the last the
-        // server sent (the drain let the last ones land).
-        let expected =
-            r.ticks
+    let final_tick = u64::from(server.world().resource::<World>().world.tick);
+    let entities = settings.entities;
+    let (whole, expected) = table(
+        server,
+        clients,
+        times,
+        ["whole snapshots", "partial", "entities %"],
+        |app| {
+            let r = app.world().resource::<Received>();
+            // Every tick from the first this client received to the last
+            // the server sent (the drain let the last ones land).
+            let expected = r
+                .ticks
                 .keys()
                 .min()
-                .map_or(0, |&first| final_tick.saturating_sub(first) + 1) as usize;
-        let whole = r
-            .ticks
-            .values()
-            .filter(|&&n| n >= settings.entities)
-            .count();
-        total_whole += whole;
-        total_expected += expected;
-        println!(
-            "{:<7} {:>7}/{:<6} {:>5.1}% {:>8} {:>10.1} {:>9.1} {:>9.1} {:>7.2} {:>10} {:>7} {:>7} {:>6}",
-            link.id.0,
-            whole,
-            expected,
-            100.0 * whole as f64 / expected.max(1) as f64,
-            r.ticks.len() - whole,
+                .map_or(0, |&first| final_tick.saturating_sub(u64::from(first)) + 1);
+            let whole = r.ticks.values().filter(|&&n| n >= entities).count();
             // Entity updates delivered: chunks that arrived, whole or not.
-            100.0 * r.ticks.values().sum::<usize>() as f64
-                / (expected * settings.entities).max(1) as f64,
-            link.kib_per_sec,
-            link.rtt_ms,
-            link.loss,
-            link.connect,
-            r.spawns,
-            r.inventories,
-            roster.moves.get(&link.id).copied().unwrap_or(0),
-        );
-    }
-    println!();
-    println!("  whole snapshots  ticks whose every chunk arrived (newest wins: a tick overtaken");
-    println!("                   by a newer one is dropped), of those from the client's first");
-    println!(
-        "  partial          ticks with some of their chunks; entities %: entity updates delivered"
+            let delivered = r.ticks.values().sum::<usize>() as f64;
+            (
+                (whole as u64, expected),
+                (r.ticks.len() - whole).to_string(),
+                format!(
+                    "{:.1}",
+                    100.0 * delivered / (expected as usize * entities).max(1) as f64
+                ),
+            )
+        },
+        &[
+            "whole snapshots  ticks whose every chunk arrived (newest wins: a tick overtaken",
+            "                 by a newer one is dropped), of those from the client's first",
+            "partial          ticks with some of their chunks; entities %: entity updates delivered",
+        ],
     );
-    println!("  in KiB/s         UDP bytes received per second since connecting");
-    println!("  rtt, loss        QUIC's round-trip time, and the packets the server declared lost");
-    println!(
-        "                   towards the client (QUIC counts a packet overtaken by three others as lost)"
-    );
-    println!("  connect          seconds from launch to connected / attempts");
     format!(
-        "snapshots delivered whole: {total_whole} of {total_expected} ({:.1} %)",
-        100.0 * total_whole as f64 / total_expected.max(1) as f64
+        "snapshots delivered whole: {whole} of {expected} ({:.1} %)",
+        100.0 * whole as f64 / expected.max(1) as f64
     )
 }
 

@@ -174,12 +174,17 @@ fn clients_turned_away_as_busy_come_back_and_connect() {
 /// The session's side, without a network: a retryable refusal plans a new
 /// attempt (no event, no close reason), the restart keeps the first
 /// deadline, and once the deadline leaves no time the refusal is final.
-#[test]
-fn a_refused_session_retries_under_its_first_deadline() {
+/// The configuration of a client that can open new connections, and a
+/// server address no packet goes to.
+fn retrying() -> (Arc<SessionConfig>, SocketAddr) {
     let mut config = SessionConfig::new(zao_messages::protocol(), Limits::default());
     config.retry = true;
-    let config = Arc::new(config);
-    let server: SocketAddr = ([192, 0, 2, 1], 4433).into();
+    (Arc::new(config), ([192, 0, 2, 1], 4433).into())
+}
+
+#[test]
+fn a_refused_session_retries_under_its_first_deadline() {
+    let (config, server) = retrying();
     let start = Instant::now();
     let deadline = start + Limits::default().handshake_timeout;
     let mut s = Session::client(config.clone(), server, start);
@@ -261,13 +266,10 @@ fn a_refused_session_retries_under_its_first_deadline() {
 /// the retries, and it hears why.
 #[test]
 fn a_timed_out_attempt_retries_until_the_connect_deadline_and_a_close_ends_it() {
-    let mut config = SessionConfig::new(zao_messages::protocol(), Limits::default());
-    config.retry = true;
-    let config = Arc::new(config);
-    let server: SocketAddr = ([192, 0, 2, 1], 4433).into();
+    let (config, server) = retrying();
     let start = Instant::now();
     let limits = Limits::default();
-    let mut s = Session::client(config, server, start);
+    let mut s = Session::client(config.clone(), server, start);
     assert_eq!(s.connect_deadline(), start + limits.connect_timeout);
     let mut now;
     let mut attempts = 1;
@@ -285,14 +287,7 @@ fn a_timed_out_attempt_retries_until_the_connect_deadline_and_a_close_ends_it() 
     assert_eq!(s.close_reason(), Some(&DisconnectReason::HandshakeTimedOut));
 
     // Closed by the application while waiting for the next attempt.
-    let mut s = Session::client(
-        Arc::new(SessionConfig {
-            retry: true,
-            ..SessionConfig::new(zao_messages::protocol(), Limits::default())
-        }),
-        server,
-        start,
-    );
+    let mut s = Session::client(config, server, start);
     s.handle_timeout(start + limits.handshake_timeout);
     assert!(s.poll_retry().is_some());
     s.close(zao::proto::CloseCode::Normal, "leaving");

@@ -32,6 +32,8 @@ mod protocol;
 #[cfg_attr(not(feature = "quic"), allow(dead_code))]
 pub(crate) mod pump;
 mod rate;
+mod rng;
+pub(crate) use rng::SplitMix64;
 #[cfg_attr(not(feature = "quic"), allow(dead_code))]
 mod server;
 mod session;

@@ -19,6 +19,8 @@ use quinn::{AsyncUdpSocket, UdpPoller};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::proto::SplitMix64;
+
 /// Conditions applied to outgoing packets. All randomness is seeded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConditionerConfig {
@@ -136,25 +138,6 @@ impl ConditionerConfig {
     }
 }
 
-/// SplitMix64: the conditioner's seeded random numbers.
-#[derive(Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A packet waiting for its time.
 #[derive(Debug)]
 struct Delayed {
@@ -186,7 +169,7 @@ impl Ord for Delayed {
 
 #[derive(Debug)]
 struct State {
-    rng: Rng,
+    rng: SplitMix64,
     seq: u64,
 }
 
@@ -218,7 +201,7 @@ impl ConditionedSocket {
             config,
             created: Instant::now(),
             state: Mutex::new(State {
-                rng: Rng(config.seed),
+                rng: SplitMix64::from_state(config.seed),
                 seq: 0,
             }),
             queue,
@@ -258,7 +241,7 @@ impl AsyncUdpSocket for ConditionedSocket {
             let jitter = c.jitter.as_secs_f64() * (2.0 * state.rng.unit() - 1.0);
             let delay = Duration::from_secs_f64((c.latency.as_secs_f64() + jitter).max(0.0));
             let hold = if state.rng.unit() < c.reorder {
-                1 + (state.rng.next() % 3) as u8
+                1 + (state.rng.next_u64() % 3) as u8
             } else {
                 0
             };

@@ -162,29 +162,8 @@ pub struct LinkStats {
     pub reordered: u64,
 }
 
-/// SplitMix64: a named, portable generator (the same stream on every
-/// platform and version), enough for link decisions.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The links' seeded random numbers.
+pub(crate) use crate::proto::SplitMix64 as Rng;
 
 /// A datagram's fate on the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

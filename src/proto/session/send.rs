@@ -159,11 +159,14 @@ impl Session {
     ) -> usize {
         /// Packets sent before the loss counts.
         const MIN_PACKETS: u64 = 64;
-        let lossy = above.is_some_and(|above| {
-            self.counters
-                .loss_over(MIN_PACKETS)
-                .is_some_and(|loss| loss >= above)
-        });
+        // Copies off: nothing to keep either.
+        let Some(above) = above else {
+            return 0;
+        };
+        let lossy = self
+            .counters
+            .loss_over(MIN_PACKETS)
+            .is_some_and(|loss| loss >= above);
         let previous = core::mem::take(self.delta_previous.entry(id).or_default());
         let mut resent = 0;
         if lossy && !previous.is_empty() && self.send_datagrams(id, channel, &previous).is_ok() {

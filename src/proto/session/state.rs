@@ -550,17 +550,9 @@ impl Session {
         let base = RETRY_BACKOFF
             .saturating_mul(1 << self.attempts.min(5))
             .min(RETRY_BACKOFF_MAX);
-        let jitter = {
-            // SplitMix64 of the seed and the attempt.
-            let mut z = self
-                .config
-                .retry_seed
-                .wrapping_add(u64::from(self.attempts + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            0.5 + (z % 1024) as f64 / 1024.0
-        };
+        let noise =
+            crate::proto::SplitMix64::nth_of(self.config.retry_seed, u64::from(self.attempts));
+        let jitter = 0.5 + (noise % 1024) as f64 / 1024.0;
         let at = now + base.mul_f64(jitter);
         // The new attempt needs time for its own handshake.
         if at + RETRY_MIN_ATTEMPT > deadline {
