@@ -40,6 +40,11 @@ pub struct ZaoServerSettings {
     pub worker_threads: usize,
     /// Simulated link conditions on outgoing packets (tests, demos).
     pub conditioner: Option<ConditionerConfig>,
+    /// Start refusing new clients as draining, until
+    /// [`ServerCore::set_draining`](crate::proto::ServerCore::set_draining)`(false)`:
+    /// a fleet's server admits no one before it is allocated
+    /// (docs/FLEET.md; the fleet plugin sets it). Default `false`.
+    pub draining: bool,
 }
 
 impl Default for ZaoServerSettings {
@@ -51,6 +56,7 @@ impl Default for ZaoServerSettings {
             auth: None,
             worker_threads: 2,
             conditioner: None,
+            draining: false,
         }
     }
 }
@@ -78,6 +84,7 @@ impl core::fmt::Debug for ZaoServerSettings {
             .field("auth", &self.auth.is_some())
             .field("worker_threads", &self.worker_threads)
             .field("conditioner", &self.conditioner)
+            .field("draining", &self.draining)
             .finish()
     }
 }
@@ -278,6 +285,7 @@ fn start_transport(
         let mut config = crate::sim::SimServerConfig::new(protocol);
         config.limits = settings.limits;
         config.auth = settings.auth;
+        config.draining = settings.draining;
         return net
             .lock()
             .start_server(config)
@@ -293,6 +301,7 @@ fn start_transport(
     config.auth = settings.auth;
     config.worker_threads = settings.worker_threads;
     config.conditioner = settings.conditioner;
+    config.draining = settings.draining;
     crate::quic::Server::start(config).map(|s| ServerTransport::Quic(Box::new(s)))
 }
 

@@ -213,6 +213,18 @@ impl Transport for End<'_> {
         }
     }
 
+    fn poll_acked(&mut self, _cx: &mut Context<'_>, send: &mut StreamId) -> Poll<()> {
+        // In memory, taken by the reader is acknowledged.
+        if self.pipe.closed.is_some() {
+            return Poll::Ready(());
+        }
+        let (lane, _) = self.lanes();
+        match lane.streams.get(send) {
+            Some(flow) if !flow.data.is_empty() => Poll::Pending,
+            _ => Poll::Ready(()),
+        }
+    }
+
     fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {
         if self.pipe.closed.is_some() {
             return Err((DatagramRefused::Gone, datagram));

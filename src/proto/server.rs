@@ -448,6 +448,35 @@ impl ServerCore {
         lock(&self.shared.state).admission.is_draining()
     }
 
+    /// Starts a graceful shutdown: no new client is admitted
+    /// ([`set_draining`](Self::set_draining)), and every connection is
+    /// closed with `reason` ([`CloseCode::Normal`]) once the client has
+    /// acknowledged everything queued for it on reliable channels, or at
+    /// `deadline` (see [`Session::close_flushed`](crate::proto::Session::close_flushed)).
+    /// Sends to a draining client are refused meanwhile; datagrams stop.
+    /// [`is_drained`](Self::is_drained) says when every connection is gone.
+    pub fn drain(&self, reason: &str, deadline: Instant) {
+        self.set_draining(true);
+        let cells: Vec<Arc<SessionCell>> = lock(&self.shared.state)
+            .clients
+            .values()
+            .map(|c| c.cell.clone())
+            .collect();
+        for cell in cells {
+            cell.lock()
+                .close_flushed(CloseCode::Normal, reason, deadline);
+            cell.wake();
+        }
+    }
+
+    /// Whether no connection is left: after [`drain`](Self::drain), every
+    /// client got its reliable messages and its close (or the deadline
+    /// passed and the closes went out).
+    #[must_use]
+    pub fn is_drained(&self) -> bool {
+        lock(&self.shared.state).clients.is_empty()
+    }
+
     /// Statistics of one client's connection.
     #[must_use]
     pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {

@@ -54,6 +54,11 @@ pub struct ServerConfig {
     /// can fetch what to pin. `None`: not served (a game's own web server
     /// can serve [`Server::certificate_hashes`](super::Server::certificate_hashes)).
     pub certificate_http: Option<SocketAddr>,
+    /// Start refusing new clients as draining, until
+    /// [`ServerCore::set_draining`](crate::proto::ServerCore::set_draining)`(false)`:
+    /// a fleet's server admits no one before it is allocated
+    /// (docs/FLEET.md). Default `false`.
+    pub draining: bool,
 }
 
 /// How a server renews its self-signed certificate
@@ -92,6 +97,7 @@ impl fmt::Debug for ServerConfig {
             .field("conditioner", &self.conditioner)
             .field("certificate_rotation", &self.certificate_rotation)
             .field("certificate_http", &self.certificate_http)
+            .field("draining", &self.draining)
             .finish_non_exhaustive()
     }
 }
@@ -116,6 +122,7 @@ impl ServerConfig {
             webtransport: true,
             certificate_rotation: None,
             certificate_http: None,
+            draining: false,
         }
     }
 

@@ -133,6 +133,9 @@ pub(crate) enum LinkSend {
     Quic(SendStream),
     #[cfg(feature = "webtransport")]
     Web(wt::SendStream),
+    /// A finished stream a graceful close waits on: done once the peer
+    /// acknowledged all of it (the future owns the stream).
+    Acking(Pin<Box<dyn Future<Output = ()> + Send + Sync>>),
 }
 
 /// A stream the pump reads.
@@ -419,6 +422,7 @@ impl Transport for QuinnLink {
             LinkSend::Quic(send) => send.set_priority(priority).is_ok(),
             #[cfg(feature = "webtransport")]
             LinkSend::Web(send) => send.set_priority(priority).is_ok(),
+            LinkSend::Acking(_) => false,
         };
     }
 
@@ -439,6 +443,7 @@ impl Transport for QuinnLink {
             LinkSend::Web(send) => pin!(send.write_chunks(core::slice::from_mut(data)))
                 .poll(cx)
                 .map(|r| r.map(drop).map_err(drop)),
+            LinkSend::Acking(_) => Poll::Ready(Err(())),
         }
     }
 
@@ -447,7 +452,37 @@ impl Transport for QuinnLink {
             LinkSend::Quic(send) => send.finish().is_ok(),
             #[cfg(feature = "webtransport")]
             LinkSend::Web(send) => send.finish().is_ok(),
+            LinkSend::Acking(_) => false,
         };
+    }
+
+    fn poll_acked(&mut self, cx: &mut Context<'_>, send: &mut LinkSend) -> Poll<()> {
+        // `stopped` resolves once a finished stream is acknowledged (or
+        // the peer stopped it, or the connection is gone). Its future must
+        // live between polls (its waker goes with it), so it takes the
+        // stream it waits on.
+        if !matches!(send, LinkSend::Acking(_)) {
+            let waiting: Pin<Box<dyn Future<Output = ()> + Send + Sync>> =
+                match core::mem::replace(send, LinkSend::Acking(Box::pin(async {}))) {
+                    LinkSend::Quic(stream) => {
+                        let stopped = stream.stopped();
+                        Box::pin(async move {
+                            let _ = stopped.await;
+                            drop(stream);
+                        })
+                    }
+                    #[cfg(feature = "webtransport")]
+                    LinkSend::Web(stream) => Box::pin(async move {
+                        let _ = stream.stopped().await;
+                    }),
+                    LinkSend::Acking(done) => done,
+                };
+            *send = LinkSend::Acking(waiting);
+        }
+        match send {
+            LinkSend::Acking(waiting) => waiting.as_mut().poll(cx),
+            _ => Poll::Ready(()),
+        }
     }
 
     fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {

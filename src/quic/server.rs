@@ -146,6 +146,8 @@ impl Server {
             .auth
             .map(|callback| off_the_network(callback, auth_runtime.handle().clone()));
         let shared = ServerShared::new(session, auth);
+        // Before the first connection is accepted.
+        ServerCore::new(shared.clone()).set_draining(config.draining);
         tokio::spawn(accept_loop(
             endpoint.clone(),
             shared.clone(),

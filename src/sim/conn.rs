@@ -325,6 +325,15 @@ impl Transport for SimLink<'_> {
         let _ = self.conn.send_stream(*send).finish();
     }
 
+    fn poll_acked(&mut self, _cx: &mut Context<'_>, send: &mut quinn_proto::StreamId) -> Poll<()> {
+        // quinn-proto forgets a finished stream once all of it is
+        // acknowledged; a stream the peer stopped is done too.
+        match self.conn.send_stream(*send).stopped() {
+            Ok(None) => Poll::Pending,
+            Ok(Some(_)) | Err(_) => Poll::Ready(()),
+        }
+    }
+
     fn try_send_datagram(&mut self, datagram: Bytes) -> Result<(), (DatagramRefused, Bytes)> {
         match self.conn.datagrams().send(datagram, false) {
             Ok(()) => Ok(()),

@@ -174,6 +174,11 @@ pub struct SimServerConfig {
     /// Its auth callback. Its futures are polled as the simulation runs:
     /// they must not wait on real time or real I/O.
     pub auth: Option<AuthCallback>,
+    /// Start refusing new clients as draining, until
+    /// [`ServerCore::set_draining`](crate::proto::ServerCore::set_draining)`(false)`:
+    /// a fleet's server admits no one before it is allocated
+    /// (docs/FLEET.md). Default `false`.
+    pub draining: bool,
 }
 
 impl SimServerConfig {
@@ -184,6 +189,7 @@ impl SimServerConfig {
             protocol,
             limits: Limits::default(),
             auth: None,
+            draining: false,
         }
     }
 }
@@ -441,6 +447,7 @@ impl Sim {
             SessionConfig::new(config.protocol, config.limits),
             config.auth,
         );
+        ServerCore::new(shared.clone()).set_draining(config.draining);
         let role = Role::Server {
             shared: shared.clone(),
         };

@@ -187,15 +187,26 @@ test('§12.8: an unknown id, a wrong channel, a wrong direction, a bad header or
     assert.equal(c?.kind === 'close' ? c.code : -1, 2, what);
     assert.ok(s.isClosed(), what);
   }
-  // A second stream for an ordered channel; the peer finishing one.
+  // A second stream for an ordered channel; the peer finishing one inside
+  // a message.
   const s = connected();
   s.handleStreamBytes(1, 3, hex('00'));
   s.handleStreamBytes(1, 7, hex('00 01 00'));
   assert.equal((closeOf(s) as { code: number }).code, 2);
   const t = connected();
-  t.handleStreamBytes(1, 3, hex('00'));
+  t.handleStreamBytes(1, 3, concat([0], frame(hex('01 00')).subarray(0, 2)));
   t.handleStreamFinished(2, 3);
   assert.equal((closeOf(t) as { code: number }).code, 2);
+});
+
+test('a draining server finishes an ordered stream after its last whole message: no violation', () => {
+  const s = connected();
+  const spawn = message(ref.SpawnEntity, reference.spawnEntity());
+  s.handleStreamBytes(1, 3, concat(streamHeader(0), frame(spawn)));
+  s.handleStreamFinished(2, 3);
+  assert.ok(!s.isClosed());
+  const [e] = events(s);
+  assert.ok(e?.kind === 'Message' && e.id === 3);
 });
 
 test('a reliable-unordered stream carries one message, then ends', () => {

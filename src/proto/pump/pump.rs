@@ -45,6 +45,9 @@ const STREAM_BYTES: usize = 64 * 1024;
 /// Most bytes of reliable-unordered messages taken from the session and
 /// not yet accepted by the transport.
 const UNORDERED_BYTES: usize = 64 * 1024;
+/// Most rounds of reading what arrived before the connection closed (each
+/// bounded as a step's inputs are).
+const FINAL_READS: usize = 64;
 
 /// What one step did, for the driver.
 #[derive(Clone, Copy, Debug)]
@@ -104,6 +107,9 @@ pub(crate) struct Pump<S, R> {
     /// The inputs must be polled at the next step whatever woke it: a
     /// bound was hit, or a stream's bytes were left for want of room.
     inputs_due: bool,
+    /// Streams finished during a graceful close, until the peer has
+    /// acknowledged all they carried.
+    acking: Vec<S>,
 }
 
 impl<S, R> core::fmt::Debug for Pump<S, R> {
@@ -132,6 +138,7 @@ impl<S, R> Pump<S, R> {
             unordered: VecDeque::new(),
             held: None,
             inputs_due: true,
+            acking: Vec::new(),
         }
     }
 
@@ -162,13 +169,24 @@ impl<S, R> Pump<S, R> {
             // the last step left some: a step the application woke to send
             // skips it (every poll takes the transport's locks).
             let woke = t.take_input_wake() || self.inputs_due;
+            let mut lost = None;
             if !self.gone && woke {
-                self.connection(now, cx, t, &mut session);
+                lost = self.connection(now, cx, t, &mut session);
             }
-            if self.connected && !self.gone && woke {
+            if self.connected && (!self.gone || lost.is_some()) && woke {
                 let (b, m) = self.inputs(now, cx, t, &mut session);
                 busy |= b;
                 moved |= m;
+            }
+            if let Some(reason) = lost {
+                // What arrived before the close was read first: a server
+                // that drained before closing had it acknowledged.
+                let mut reads = 0;
+                while self.inputs_due && reads < FINAL_READS {
+                    let _ = self.inputs(now, cx, t, &mut session);
+                    reads += 1;
+                }
+                session.handle_connection_lost(now, reason);
             }
             if session.poll_timeout().is_some_and(|at| at <= now) {
                 session.handle_path_stats(now, t.path_stats());
@@ -180,6 +198,10 @@ impl<S, R> Pump<S, R> {
                 let (b, m) = self.outputs(cx, t, &mut session);
                 busy |= b;
                 moved |= m;
+                if session.is_flushing() && self.flushed(cx, t, &session) {
+                    session.handle_flushed();
+                    moved |= self.transmits(t, &mut session);
+                }
             }
         }
         busy |= self.authenticate(now, cx);
@@ -196,14 +218,15 @@ impl<S, R> Pump<S, R> {
         }
     }
 
-    /// The handshake's end, then the connection's.
+    /// The handshake's end, then the connection's: the reason it is
+    /// gone, for the session once what arrived before is read.
     fn connection<T: Transport<Send = S, Recv = R>>(
         &mut self,
         now: Instant,
         cx: &mut Context<'_>,
         t: &mut T,
         session: &mut crate::proto::Session,
-    ) {
+    ) -> Option<crate::proto::DisconnectReason> {
         if !self.connected {
             match t.poll_connected(cx) {
                 Poll::Ready(Ok(max)) => {
@@ -215,15 +238,37 @@ impl<S, R> Pump<S, R> {
                 Poll::Ready(Err(reason)) => {
                     self.gone = true;
                     session.handle_connection_lost(now, reason);
-                    return;
+                    return None;
                 }
-                Poll::Pending => return,
+                Poll::Pending => return None,
             }
         }
         if let Poll::Ready(reason) = t.poll_closed(cx) {
             self.gone = true;
-            session.handle_connection_lost(now, reason);
+            self.inputs_due = true;
+            return Some(reason);
         }
+        None
+    }
+
+    /// A graceful close: whether the session's reliable bytes are all
+    /// written and every stream that carried them is finished and
+    /// acknowledged by the peer.
+    fn flushed<T: Transport<Send = S, Recv = R>>(
+        &mut self,
+        cx: &mut Context<'_>,
+        t: &mut T,
+        session: &crate::proto::Session,
+    ) -> bool {
+        self.acking
+            .retain_mut(|send| t.poll_acked(cx, send).is_pending());
+        self.acking.is_empty()
+            && self.unordered.is_empty()
+            && !session.holds_reliable()
+            && self
+                .out
+                .iter()
+                .all(|o| o.piece.is_none() && (o.send.is_none() || o.stream == OutStream::Control))
     }
 
     /// Datagrams, accepted streams and stream bytes, into the session.
@@ -247,10 +292,11 @@ impl<S, R> Pump<S, R> {
                 break;
             }
         }
-        for _ in 0..ACCEPTS {
+        for accepts in 1..=ACCEPTS {
             let Poll::Ready(Some(accepted)) = t.poll_accept(cx) else {
                 break;
             };
+            busy |= accepts == ACCEPTS;
             if let Some(send) = accepted.send
                 && accepted.id == StreamId::CONTROL
             {
@@ -351,6 +397,7 @@ impl<S, R> Pump<S, R> {
                 continue;
             };
             let mut taken = 0;
+            let mut finished = false;
             loop {
                 if out.piece.is_none() {
                     if taken >= STREAM_BYTES {
@@ -365,6 +412,7 @@ impl<S, R> Pump<S, R> {
                         Some(StreamWrite::Finish) => {
                             t.finish(send);
                             moved = true;
+                            finished = true;
                             continue;
                         }
                         None => break,
@@ -388,6 +436,15 @@ impl<S, R> Pump<S, R> {
             }
             if !control && out.piece.is_some() {
                 gate.get_or_insert(out.priority);
+            }
+            // A channel's stream finished by a graceful close is waited on
+            // until the peer acknowledged it.
+            if finished
+                && !control
+                && session.is_flushing()
+                && let Some(send) = out.send.take()
+            {
+                self.acking.push(send);
             }
         }
         let (b, m) = self.unordered(cx, t, session, gate);
@@ -508,7 +565,12 @@ impl<S, R> Pump<S, R> {
                     moved = true;
                     if message.data.is_empty() {
                         t.finish(send);
-                        self.unordered.pop_front();
+                        if let Some(done) = self.unordered.pop_front()
+                            && session.is_flushing()
+                            && let Some(send) = done.send
+                        {
+                            self.acking.push(send);
+                        }
                     }
                 }
                 Poll::Ready(Err(())) => {

@@ -71,6 +71,10 @@ pub(crate) trait Transport {
 
     /// Ends a stream after what was written.
     fn finish(&mut self, send: &mut Self::Send);
+    /// `Ready` once the peer has acknowledged everything written to a
+    /// finished stream, or the stream or the connection is gone (a
+    /// graceful close waits for it).
+    fn poll_acked(&mut self, cx: &mut Context<'_>, send: &mut Self::Send) -> Poll<()>;
 
     /// Sends a datagram now, or says why it cannot and gives it back.
     ///

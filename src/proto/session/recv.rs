@@ -91,6 +91,18 @@ impl Session {
                 s.finished = true;
             }
             self.drop_finished();
+        } else if kind == Some(ChannelKind::ReliableOrdered) && self.role == Role::Client {
+            // A server draining before it closes finishes each channel's
+            // stream after its last message (`close_flushed`): it must end
+            // on a whole message.
+            self.parse_streams(now);
+            let partial = self
+                .in_streams
+                .get(&stream)
+                .is_some_and(|s| s.frames.buffered() > 0);
+            if partial && self.state == State::Open {
+                self.violation(&format_args!("stream {} ended inside a message", stream.0));
+            }
         } else {
             self.violation(&format_args!("stream {} closed by the peer", stream.0));
         }

@@ -324,7 +324,9 @@ impl Session {
 
     /// The one admission rule on the way out, and the channel's kind.
     fn check_send(&self, id: u32, channel: Channel) -> Result<ChannelKind, SendError> {
-        if self.state != State::Open {
+        // A session closing gracefully takes nothing new: its streams are
+        // finished.
+        if self.state != State::Open || self.flush_close.is_some() {
             return Err(self.not_connected());
         }
         let protocol = &self.config.protocol;

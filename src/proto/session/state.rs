@@ -392,6 +392,18 @@ pub struct Session {
     pub(super) attempts: u32,
     /// What carries the connection ([`set_transport`](Self::set_transport)).
     pub(super) transport: &'static str,
+    /// A close waiting for the reliable streams to be delivered
+    /// ([`close_flushed`](Self::close_flushed)).
+    pub(super) flush_close: Option<FlushClose>,
+}
+
+/// A close that waits for what is queued on reliable channels to be
+/// acknowledged by the peer, or for its deadline.
+#[derive(Clone, Debug)]
+pub(super) struct FlushClose {
+    code: CloseCode,
+    reason: String,
+    deadline: Instant,
 }
 
 impl Session {
@@ -458,6 +470,7 @@ impl Session {
             counters: Counters::default(),
             taps: VecDeque::new(),
             closed: None,
+            flush_close: None,
             retry_at: None,
             connect_deadline,
             refused_until: None,
@@ -712,6 +725,11 @@ impl Session {
             self.close(CloseCode::Refused, "refused");
             return;
         }
+        if self.flush_close.as_ref().is_some_and(|f| now >= f.deadline) {
+            // What is still unacknowledged will not be waited for.
+            self.handle_flushed();
+            return;
+        }
         if self.state != State::Open {
             return;
         }
@@ -745,6 +763,7 @@ impl Session {
         [
             self.deadline,
             self.close_at,
+            self.flush_close.as_ref().map(|f| f.deadline),
             silence,
             self.heartbeat_at,
             self.counters.next_sample(),
@@ -872,6 +891,57 @@ impl Session {
                 reason: reason.to_owned(),
             },
         );
+    }
+
+    /// Closes the connection with `code` and `reason` once everything
+    /// queued on its reliable channels has been acknowledged by the peer,
+    /// or at `deadline`, whichever comes first: a graceful close, for a
+    /// server draining before it shuts down. Sends are refused from now on
+    /// (as after a close); what was queued before goes out, each channel's
+    /// stream is finished, and the driver reports when the peer has
+    /// acknowledged all of it. A session not open yet closes at once.
+    pub fn close_flushed(&mut self, code: CloseCode, reason: &str, deadline: Instant) {
+        if self.state != State::Open {
+            self.close(code, reason);
+            return;
+        }
+        if self.flush_close.is_some() {
+            return;
+        }
+        for out in &mut self.out_streams {
+            if out.stream != OutStream::Control {
+                out.queue.push_back(StreamWrite::Finish);
+            }
+        }
+        self.heartbeat_at = None;
+        self.flush_close = Some(FlushClose {
+            code,
+            reason: reason.to_owned(),
+            deadline,
+        });
+    }
+
+    /// Whether a graceful close ([`close_flushed`](Self::close_flushed))
+    /// is waiting for the peer's acknowledgements.
+    #[must_use]
+    pub fn is_flushing(&self) -> bool {
+        self.flush_close.is_some() && self.state != State::Closed
+    }
+
+    /// Whether the session still holds reliable bytes the driver has not
+    /// taken: queued stream writes (the finishes included) or
+    /// reliable-unordered messages.
+    #[must_use]
+    pub fn holds_reliable(&self) -> bool {
+        !self.unordered.is_empty() || self.out_streams.iter().any(|s| !s.queue.is_empty())
+    }
+
+    /// The driver says everything of a graceful close was acknowledged
+    /// (or its deadline passed): the close goes out now.
+    pub fn handle_flushed(&mut self) {
+        if let Some(f) = self.flush_close.take() {
+            self.close(f.code, &f.reason);
+        }
     }
 
     pub(super) fn close_with(&mut self, code: CloseCode, reason: &str, why: DisconnectReason) {

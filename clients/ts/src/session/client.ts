@@ -289,6 +289,11 @@ export class ClientSession {
       this.parseStreams(now);
       s.finished = true;
       if (s.frames.buffered() === 0) this.inStreams.delete(stream);
+    } else if (kind === 'ReliableOrdered' && s !== undefined) {
+      // A server draining before it closes finishes each channel's stream
+      // after its last message: it must end on a whole message.
+      this.parseStreams(now);
+      if (this.state === 'Open' && s.frames.buffered() > 0) this.violation(`stream ${stream} ended inside a message`);
     } else {
       this.violation(`stream ${stream} closed by the peer`);
     }
