@@ -519,6 +519,8 @@ pub mod bevy;
 // simulated network share.
 #[cfg(feature = "quic")]
 mod endpoint;
+#[cfg(feature = "fleet")]
+pub mod fleet;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 // The session protocol's own messages derive `Encode`/`Decode`.

@@ -217,6 +217,11 @@ impl ZaoCommandsExt for Commands<'_, '_> {
     }
 }
 
+/// A server of this App starts refusing new clients as draining, until
+/// the fleet allocates it (the fleet plugin inserts it).
+#[derive(Resource, Clone, Copy, Debug)]
+pub(crate) struct AdmitOnlyAllocated;
+
 /// A start asked for, done in the next update's `PreUpdate`.
 #[derive(Resource)]
 pub(crate) struct PendingStart(ZaoServerSettings);
@@ -250,9 +255,11 @@ pub(crate) fn start_pending(world: &mut World) {
     if server_state(world) != ZaoServerState::Starting {
         return;
     }
-    let Some(PendingStart(settings)) = world.remove_resource::<PendingStart>() else {
+    let Some(PendingStart(mut settings)) = world.remove_resource::<PendingStart>() else {
         return;
     };
+    // Before the first connection is accepted, not after it.
+    settings.draining |= world.contains_resource::<AdmitOnlyAllocated>();
     let protocol = world.get_resource_or_init::<ZaoProtocol>().start();
     match start_transport(world, settings, protocol) {
         Ok(transport) => {

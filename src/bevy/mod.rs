@@ -34,6 +34,8 @@
 #![allow(elided_lifetimes_in_paths)]
 
 mod client;
+#[cfg(feature = "fleet")]
+mod fleet;
 mod lifecycle;
 mod messages;
 mod plugin;
@@ -50,6 +52,12 @@ mod state;
 pub mod testing;
 
 pub use client::{ConnectionState, ZaoClient};
+#[cfg(feature = "fleet")]
+pub use fleet::{
+    CERT_ANNOTATION, FleetAllocated, FleetDraining, FleetError, FleetReady, FleetShutDown,
+    ZaoFleet, ZaoFleetCommandsExt, ZaoFleetPlugin, ZaoFleetState, fleet_allocated, fleet_draining,
+    fleet_ready,
+};
 pub use lifecycle::{ZaoClientSettings, ZaoCommandsExt, ZaoServerSettings};
 pub use messages::{
     ClientConnected, ClientDisconnected, ClientRefused, ConnectFailed, Connected, Disconnected,

@@ -211,6 +211,19 @@ impl ServerShared {
         request: AuthRequest,
         now: Instant,
     ) -> Authentication {
+        {
+            // A draining server refuses before it asks the auth callback
+            // (which may call an account service): the client looks for
+            // another server. Both locks held, as in `admit`.
+            let state = lock(&self.state);
+            if state.admission.is_draining() {
+                let mut session = cell.lock();
+                if session.is_admitting() {
+                    session.handle_admission(now, Err(RefuseReason::Draining));
+                }
+                return Authentication::Done;
+            }
+        }
         match &self.auth {
             Some(auth) => Authentication::Run(auth(request)),
             None => {
