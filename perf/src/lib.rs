@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo run --release -p zao-perf --bin broadcast            # full run, writes BENCHMARKS.md
 //! cargo run --release -p zao-perf --bin broadcast -- --quick # a few seconds, prints only
+//! cargo run --release -p zao-perf --bin servers              # K server processes side by side
 //! ```
 //!
 //! - Measuring ([`rss_kib`], [`process_cpu`], [`ThreadCpu`],
