@@ -4,10 +4,6 @@
 //! health check the tick's reports keep passing, the players list the
 //! server reports on.
 
-// Test code: a panic is a failed test, so indexing and unwrap are fine here.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-#![cfg(feature = "fleet")]
-
 use std::time::Duration;
 
 use yaml_rust2::{Yaml, YamlLoader};

@@ -5,9 +5,6 @@
 //! reason ("server shutting down"). Over every link row, L1–L6, and
 //! against the plain close, which loses what is still in flight.
 
-// Test code: a panic is a failed test, so indexing and unwrap are fine here.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
