@@ -432,3 +432,37 @@ fn a_frozen_game_loop_stops_the_health_reports_while_the_network_runs_on() {
     );
     assert_eq!(server.world().resource::<ZaoServer>().clients().len(), 1);
 }
+
+#[test]
+fn a_server_restarted_while_allocated_admits_players_at_once() {
+    let sdk = LocalSdkServer::start().unwrap();
+    let mut server = server_app(&sdk, FleetSettings::default());
+    start(&mut server, None);
+    assert!(run_until(&mut [&mut server], LIMIT, |_| sdk.state() == "Ready"));
+    sdk.allocate([], [("zao.dev/tokens", "p1")]);
+    assert!(run_until(&mut [&mut server], LIMIT, |apps| {
+        fleet_state(apps[0]) == ZaoFleetState::Allocated
+    }));
+
+    // The game restarts its server mid-match (a new port, the same fleet).
+    let world = server.world_mut();
+    world.commands().stop_zao_server();
+    world.flush();
+    server.update();
+    start(&mut server, None);
+    assert!(run_until(&mut [&mut server], LIMIT, |apps| {
+        apps[0].world().contains_resource::<ZaoServer>()
+    }));
+    let mut player = client_app(&server, "p1");
+    let joined = run_until(&mut [&mut server, &mut player], LIMIT, |apps| {
+        !collected::<Connected>(apps[1]).is_empty()
+            || !collected::<Disconnected>(apps[1]).is_empty()
+    });
+    assert!(joined);
+    assert_eq!(
+        collected::<Connected>(&player).len(),
+        1,
+        "admitted, not refused: {:?}",
+        collected::<Disconnected>(&player)
+    );
+}

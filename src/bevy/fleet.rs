@@ -33,7 +33,7 @@ use bevy_ecs::prelude::*;
 use bevy_state::app::AppExtStates;
 use bevy_state::prelude::{NextState, State, States};
 
-use super::lifecycle::{AdmitOnlyAllocated, ZaoCommandsExt};
+use super::lifecycle::ZaoCommandsExt;
 use super::messages::{ClientConnected, ClientDisconnected};
 use super::server::ZaoServer;
 use crate::fleet::{
@@ -107,6 +107,17 @@ impl ZaoFleet {
     #[must_use]
     pub fn fleet(&self) -> &Fleet {
         &self.fleet
+    }
+
+    /// Whether a server started now must refuse players: not allocated
+    /// (with [`FleetSettings::admit_only_allocated`]), or draining.
+    #[must_use]
+    pub fn closed_to_players(&self) -> bool {
+        match self.fleet.phase() {
+            FleetPhase::Allocated => false,
+            FleetPhase::Starting | FleetPhase::Ready => self.fleet.settings().admit_only_allocated,
+            FleetPhase::Draining | FleetPhase::ShutDown => true,
+        }
     }
 
     /// The allocation, for an auth callback (clone it into the callback
@@ -184,9 +195,6 @@ impl Plugin for ZaoFleetPlugin {
             return;
         };
         super::plugin::init(app);
-        if self.settings.admit_only_allocated {
-            app.insert_resource(AdmitOnlyAllocated);
-        }
         app.insert_resource(ZaoFleet {
             fleet: Fleet::boxed(backend, self.settings.clone()),
             keys: HashMap::new(),

@@ -217,11 +217,6 @@ impl ZaoCommandsExt for Commands<'_, '_> {
     }
 }
 
-/// A server of this App starts refusing new clients as draining, until
-/// the fleet allocates it (the fleet plugin inserts it).
-#[derive(Resource, Clone, Copy, Debug)]
-pub(crate) struct AdmitOnlyAllocated;
-
 /// A start asked for, done in the next update's `PreUpdate`.
 #[derive(Resource)]
 pub(crate) struct PendingStart(ZaoServerSettings);
@@ -258,8 +253,15 @@ pub(crate) fn start_pending(world: &mut World) {
     let Some(PendingStart(mut settings)) = world.remove_resource::<PendingStart>() else {
         return;
     };
-    // Before the first connection is accepted, not after it.
-    settings.draining |= world.contains_resource::<AdmitOnlyAllocated>();
+    // A fleet's server not (or no longer) allocated admits no one, from
+    // before the first connection is accepted; a server restarted while
+    // allocated admits at once.
+    #[cfg(feature = "fleet")]
+    {
+        settings.draining |= world
+            .get_resource::<super::fleet::ZaoFleet>()
+            .is_some_and(super::fleet::ZaoFleet::closed_to_players);
+    }
     let protocol = world.get_resource_or_init::<ZaoProtocol>().start();
     match start_transport(world, settings, protocol) {
         Ok(transport) => {
