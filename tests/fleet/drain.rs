@@ -263,3 +263,57 @@ fn a_drain_ends_at_its_deadline_whatever_is_left() {
     assert!(delivered < CLIENTS * QUEUED as usize);
     assert!(got.iter().all(|g| shutting_down(&g.end)));
 }
+
+#[test]
+fn a_client_takes_a_finished_ordered_stream_only_after_a_whole_message() {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::time::Instant;
+    use zao::proto::{HelloReply, Session, SessionConfig, SessionEvent, StreamId, frame_header};
+
+    let config = Arc::new(SessionConfig::new(
+        zao_messages::protocol(),
+        Limits::default(),
+    ));
+    let server: SocketAddr = ([192, 0, 2, 1], 4433).into();
+    let now = Instant::now();
+    let welcomed = || {
+        let mut s = Session::client(config.clone(), server, now);
+        s.handle_connected(now, Some(1200));
+        let reply = HelloReply::Welcome { client_id: 7 }.to_encoded_vec();
+        let (header, n) = frame_header(reply.len());
+        s.handle_stream_bytes(now, StreamId::CONTROL, &[&header[..n], &reply[..]].concat());
+        while s.poll_event().is_some() {}
+        assert!(s.is_open());
+        s
+    };
+    let mut message = bytes::BytesMut::new();
+    zao::encode_message_to(&zao_messages::samples::spawn_entity(), &mut message);
+    let (header, n) = frame_header(message.len());
+    // The reliable channel's stream: its header (channel 0), one frame.
+    let stream = [&[0u8][..], &header[..n], &message[..]].concat();
+    let id = StreamId(3);
+
+    // Finished after a whole message (a draining server): delivered, open.
+    let mut s = welcomed();
+    s.handle_stream_bytes(now, id, &stream);
+    s.handle_stream_finished(now, id);
+    assert!(!s.is_closed());
+    assert!(matches!(s.poll_event(), Some(SessionEvent::Message { .. })));
+
+    // Finished inside a message: a protocol violation.
+    let mut s = welcomed();
+    s.handle_stream_bytes(now, id, &stream[..stream.len() - 3]);
+    s.handle_stream_finished(now, id);
+    assert!(
+        matches!(
+            s.close_reason(),
+            Some(DisconnectReason::Closed {
+                code: CloseCode::ProtocolViolation,
+                ..
+            })
+        ),
+        "{:?}",
+        s.close_reason()
+    );
+}
