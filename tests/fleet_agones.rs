@@ -466,3 +466,40 @@ fn a_server_restarted_while_allocated_admits_players_at_once() {
         collected::<Disconnected>(&player)
     );
 }
+
+#[test]
+fn the_local_sdk_server_stops_while_the_sdk_holds_its_streams_open() {
+    use zao::fleet::FleetBackend as _;
+    use zao::fleet::agones::Agones;
+    let sdk = LocalSdkServer::start().unwrap();
+    let mut agones = Agones::connect(AgonesSettings::port(sdk.port())).unwrap();
+    assert!(sdk.wait_for(LIMIT, |calls| calls.contains(&SdkCall::Watch)));
+    agones.ready();
+    assert!(sdk.wait_for(LIMIT, |calls| calls.contains(&SdkCall::Ready)));
+    // The Health and WatchGameServer streams are open: stopping must not
+    // wait for them.
+    let (done, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(sdk);
+        let _ = done.send(());
+    });
+    assert!(
+        stopped.recv_timeout(Duration::from_secs(5)).is_ok(),
+        "the local SDK server did not stop"
+    );
+    drop(agones);
+}
+
+#[test]
+fn the_fleet_plugin_may_come_before_the_server_plugin() {
+    let sdk = LocalSdkServer::start().unwrap();
+    let mut app = App::new();
+    app.add_plugins((
+        ZaoFleetPlugin::agones(AgonesSettings::port(sdk.port())).unwrap(),
+        ZaoServerPlugin::default(),
+    ));
+    app.finish();
+    app.cleanup();
+    app.update();
+    assert_eq!(fleet_state(&app), ZaoFleetState::Starting);
+}

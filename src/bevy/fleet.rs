@@ -113,11 +113,7 @@ impl ZaoFleet {
     /// (with [`FleetSettings::admit_only_allocated`]), or draining.
     #[must_use]
     pub fn closed_to_players(&self) -> bool {
-        match self.fleet.phase() {
-            FleetPhase::Allocated => false,
-            FleetPhase::Starting | FleetPhase::Ready => self.fleet.settings().admit_only_allocated,
-            FleetPhase::Draining | FleetPhase::ShutDown => true,
-        }
+        self.fleet.closed_to_players()
     }
 
     /// The allocation, for an auth callback (clone it into the callback
@@ -214,6 +210,8 @@ impl Plugin for ZaoFleetPlugin {
     }
 
     fn finish(&self, app: &mut App) {
+        // The states need bevy_state's plugin, whichever plugin comes first.
+        super::plugin::init_states(app);
         if !app.world().contains_resource::<State<ZaoFleetState>>() {
             app.init_state::<ZaoFleetState>();
         }

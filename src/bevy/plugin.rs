@@ -94,7 +94,7 @@ impl Plugin for ZaoClientPlugin {
 /// `StatesPlugin` is added only if the game did not add it (adding it
 /// unasked in `build` made a game's own later `StatesPlugin` panic as
 /// "already added").
-fn init_states(app: &mut App) {
+pub(crate) fn init_states(app: &mut App) {
     if app.world().contains_resource::<State<ZaoServerState>>() {
         return;
     }

@@ -19,8 +19,9 @@
 
 mod local;
 
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use super::{FleetAllocation, FleetBackend, FleetEvent};
 
@@ -60,9 +61,17 @@ impl AgonesSettings {
     }
 }
 
+/// The longest an SDK call may take before it is reported as an error (the
+/// SDK server is on localhost: a call that takes longer is stuck).
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long dropping the backend waits for its queued calls (a Shutdown).
+const DROP_WAIT: Duration = Duration::from_secs(5);
+
+/// The health stream's sender, once the SDK is connected.
+type HealthSender = Arc<Mutex<Option<tokio::sync::mpsc::Sender<()>>>>;
+
 enum Command {
     Ready,
-    Health,
     PlayerConnected(String),
     PlayerDisconnected(String),
     Shutdown,
@@ -71,9 +80,14 @@ enum Command {
 
 /// The Agones backend: a thread of its own runs the SDK client (tokio and
 /// tonic), so every call from the game loop returns at once. Calls reach
-/// the SDK server in the order the game made them.
+/// the SDK server in the order the game made them, each within 5 s or
+/// reported as an error; health goes straight onto the SDK's health
+/// stream, never behind a slow call.
 pub struct Agones {
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
+    health: HealthSender,
+    /// Says when the SDK's thread ended (in a `Mutex` only to be `Sync`).
+    ended: Mutex<mpsc::Receiver<()>>,
     /// In a `Mutex` only so the backend is `Sync` (a Bevy resource holds
     /// it); only `&mut self` reads it.
     events: std::sync::Mutex<mpsc::Receiver<FleetEvent>>,
@@ -95,9 +109,13 @@ impl Agones {
     pub fn connect(settings: AgonesSettings) -> std::io::Result<Self> {
         let (commands, queue) = tokio::sync::mpsc::unbounded_channel();
         let (report, events) = mpsc::channel();
+        let (end, ended) = mpsc::channel();
+        let health = HealthSender::default();
+        let sender = health.clone();
         let thread = std::thread::Builder::new()
             .name("zao-agones".into())
             .spawn(move || {
+                let _end = Ended(end);
                 let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -108,10 +126,12 @@ impl Agones {
                         return;
                     }
                 };
-                runtime.block_on(run(settings, queue, report));
+                runtime.block_on(run(settings, queue, report, sender));
             })?;
         Ok(Self {
             commands,
+            health,
+            ended: Mutex::new(ended),
             events: std::sync::Mutex::new(events),
             thread: Some(thread),
         })
@@ -129,7 +149,11 @@ impl FleetBackend for Agones {
     }
 
     fn health(&mut self) {
-        self.send(Command::Health);
+        let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(health) = health.as_ref() {
+            // A full buffer already tells the SDK server we live.
+            let _ = health.try_send(());
+        }
     }
 
     fn player_connected(&mut self, player: &str) {
@@ -159,12 +183,37 @@ impl FleetBackend for Agones {
 
 impl Drop for Agones {
     fn drop(&mut self) {
-        // A Shutdown already queued is delivered before the thread ends.
+        // The calls already queued (a Shutdown) go out before the thread
+        // ends; it is waited for a few seconds at most (the SDK may still
+        // be trying to connect), then left to end on its own.
         let (closed, _) = tokio::sync::mpsc::unbounded_channel();
         drop(core::mem::replace(&mut self.commands, closed));
-        if let Some(thread) = self.thread.take() {
+        let ended = self.ended.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if ended.recv_timeout(DROP_WAIT).is_ok()
+            && let Some(thread) = self.thread.take()
+        {
             let _ = thread.join();
         }
+    }
+}
+
+/// Sends on drop: the SDK's thread ended, however it ended.
+struct Ended(mpsc::Sender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// An SDK call within [`CALL_TIMEOUT`], its error or timeout as text.
+async fn call<T, E: core::fmt::Display>(
+    f: impl core::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(CALL_TIMEOUT, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {CALL_TIMEOUT:?}")),
     }
 }
 
@@ -174,6 +223,7 @@ async fn run(
     settings: AgonesSettings,
     mut queue: tokio::sync::mpsc::UnboundedReceiver<Command>,
     report: mpsc::Sender<FleetEvent>,
+    health: HealthSender,
 ) {
     let error = |what: &str, e: &dyn core::fmt::Display| {
         let _ = report.send(FleetEvent::Error(format!("agones {what}: {e}")));
@@ -182,7 +232,7 @@ async fn run(
         Ok(sdk) => sdk,
         Err(e) => return error("connect", &e),
     };
-    let health = sdk.health_check();
+    *health.lock().unwrap_or_else(PoisonError::into_inner) = Some(sdk.health_check());
     let mut watcher = sdk.clone();
     let watch_report = report.clone();
     let watch = tokio::spawn(async move {
@@ -220,34 +270,32 @@ async fn run(
     while let Some(command) = queue.recv().await {
         match command {
             Command::Ready => {
-                if let Err(e) = sdk.ready().await {
+                if let Err(e) = call(sdk.ready()).await {
                     error("Ready", &e);
                 }
             }
-            // A full health buffer already tells the SDK server we live.
-            Command::Health => drop(health.try_send(())),
             Command::PlayerConnected(player) => {
                 if let Some(list) = &settings.players_list
-                    && let Err(e) = lists.append_list_value(list, &player).await
+                    && let Err(e) = call(lists.append_list_value(list, &player)).await
                 {
                     error("AddListValue", &e);
                 }
             }
             Command::PlayerDisconnected(player) => {
                 if let Some(list) = &settings.players_list
-                    && let Err(e) = lists.delete_list_value(list, &player).await
+                    && let Err(e) = call(lists.delete_list_value(list, &player)).await
                 {
                     error("RemoveListValue", &e);
                 }
             }
             // The SDK server stores it as `agones.dev/sdk-<key>`.
             Command::Annotate(key, value) => {
-                if let Err(e) = sdk.set_annotation(key, value).await {
+                if let Err(e) = call(sdk.set_annotation(key, value)).await {
                     error("SetAnnotation", &e);
                 }
             }
             Command::Shutdown => {
-                if let Err(e) = sdk.shutdown().await {
+                if let Err(e) = call(sdk.shutdown()).await {
                     error("Shutdown", &e);
                 }
                 break;

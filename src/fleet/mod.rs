@@ -310,6 +310,17 @@ impl Fleet {
         self.phase
     }
 
+    /// Whether a server must refuse players now: not yet allocated (with
+    /// [`FleetSettings::admit_only_allocated`]), draining or shut down.
+    #[must_use]
+    pub fn closed_to_players(&self) -> bool {
+        match self.phase {
+            FleetPhase::Allocated => false,
+            FleetPhase::Starting | FleetPhase::Ready => self.settings.admit_only_allocated,
+            FleetPhase::Draining | FleetPhase::ShutDown => true,
+        }
+    }
+
     /// The allocation, for an auth callback.
     #[must_use]
     pub fn handle(&self) -> FleetHandle {
@@ -322,15 +333,14 @@ impl Fleet {
     }
 
     /// The server is bound and its protocol loaded: the fleet is told it
-    /// is ready. Until it is allocated (with
-    /// [`FleetSettings::admit_only_allocated`]), `server` refuses players;
-    /// start it with `draining` set so none slips in before this call.
+    /// is ready (the first time). Call it after every start of a server:
+    /// its admission follows the phase ([`closed_to_players`](Self::closed_to_players)).
+    /// Start the server with `draining` set so no player slips in before
+    /// this call.
     pub fn server_started(&mut self, server: &ServerCore) {
+        server.set_draining(self.closed_to_players());
         if self.phase != FleetPhase::Starting {
             return;
-        }
-        if self.settings.admit_only_allocated {
-            server.set_draining(true);
         }
         self.backend.ready();
         self.phase = FleetPhase::Ready;

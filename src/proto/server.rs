@@ -467,7 +467,11 @@ impl ServerCore {
     /// acknowledged everything queued for it on reliable channels, or at
     /// `deadline` (see [`Session::close_flushed`](crate::proto::Session::close_flushed)).
     /// Sends to a draining client are refused meanwhile; datagrams stop.
-    /// [`is_drained`](Self::is_drained) says when every connection is gone.
+    /// What is waited for: each reliable-ordered channel's stream whole,
+    /// and the reliable-unordered messages not yet handed to QUIC when the
+    /// drain begins (one QUIC already took is retransmitted until the close,
+    /// not waited for). [`is_drained`](Self::is_drained) says when every
+    /// connection is gone.
     pub fn drain(&self, reason: &str, deadline: Instant) {
         self.set_draining(true);
         let cells: Vec<Arc<SessionCell>> = lock(&self.shared.state)
@@ -484,7 +488,9 @@ impl ServerCore {
 
     /// Whether no connection is left: after [`drain`](Self::drain), every
     /// client got its reliable messages and its close (or the deadline
-    /// passed and the closes went out).
+    /// passed and the closes went out), and the application has read each
+    /// one's [`ServerEvent::Disconnected`] from
+    /// [`poll_event`](Self::poll_event).
     #[must_use]
     pub fn is_drained(&self) -> bool {
         lock(&self.shared.state).clients.is_empty()

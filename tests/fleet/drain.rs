@@ -301,6 +301,41 @@ fn a_client_takes_a_finished_ordered_stream_only_after_a_whole_message() {
     assert!(!s.is_closed());
     assert!(matches!(s.poll_event(), Some(SessionEvent::Message { .. })));
 
+    // Finished while the inbound queue is full: whole messages wait for
+    // room, then arrive; no violation.
+    let mut small = Limits::default();
+    small.inbound_queue = message.len();
+    let config = Arc::new(SessionConfig::new(zao_messages::protocol(), small));
+    let mut s = Session::client(config, server, now);
+    s.handle_connected(now, Some(1200));
+    let reply = HelloReply::Welcome { client_id: 7 }.to_encoded_vec();
+    let (h, hn) = frame_header(reply.len());
+    s.handle_stream_bytes(now, StreamId::CONTROL, &[&h[..hn], &reply[..]].concat());
+    while s.poll_event().is_some() {}
+    let three = [
+        &[0u8][..],
+        &header[..n],
+        &message[..],
+        &header[..n],
+        &message[..],
+        &header[..n],
+        &message[..],
+    ]
+    .concat();
+    s.handle_stream_bytes(now, id, &three);
+    s.handle_stream_finished(now, id);
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    let mut got = 0;
+    for _ in 0..8 {
+        while let Some(e) = s.poll_event() {
+            got += usize::from(matches!(e, SessionEvent::Message { .. }));
+        }
+        // The driver's call once the application made room.
+        s.handle_timeout(now);
+    }
+    assert_eq!(got, 3, "every message once there was room");
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+
     // Finished inside a message: a protocol violation.
     let mut s = welcomed();
     s.handle_stream_bytes(now, id, &stream[..stream.len() - 3]);

@@ -388,3 +388,22 @@ test('the frame decoder refuses a 4 GiB claim at its fifth byte (§12.5)', () =>
   e.handleBytes(new Uint8Array(11).fill(0xff));
   assert.throws(() => e.pollFrame(), (x: unknown) => x instanceof FrameError && x.kind === 'BadLength');
 });
+
+test('a finished ordered stream waits for room in the inbound queue, then delivers every message', () => {
+  const spawn = message(ref.SpawnEntity, reference.spawnEntity());
+  const s = new ClientSession({ protocol: ref.protocol, limits: { inboundQueue: spawn.length } }, 0);
+  s.handleConnected(0, 1200);
+  drain(s, 'control');
+  s.handleControlBytes(0, reply({ tag: 'Welcome', clientId: 7n }));
+  events(s);
+  s.handleStreamBytes(1, 3, concat(streamHeader(0), frame(spawn), frame(spawn), frame(spawn)));
+  s.handleStreamFinished(2, 3);
+  assert.ok(!s.isClosed());
+  let got = 0;
+  for (let i = 0; i < 8; i++) {
+    got += events(s).filter((e) => e.kind === 'Message').length;
+    s.handleTimeout(3);
+  }
+  assert.equal(got, 3);
+  assert.ok(!s.isClosed());
+});

@@ -347,18 +347,20 @@ fn serve(
                 return;
             }
         };
-        let served = tonic::transport::Server::builder()
+        let serving = tonic::transport::Server::builder()
             .add_service(SdkService(shared.clone()))
             .add_service(BetaService(shared))
-            .serve_with_incoming_shutdown(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                async {
-                    let _ = stopped.await;
-                },
-            )
-            .await;
-        if let Err(e) = served {
-            tracing::warn!("local Agones SDK server: {e}");
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener));
+        // Stopped at once, open calls and all: a graceful shutdown would
+        // wait for the Health and WatchGameServer streams, which a
+        // connected SDK never ends.
+        tokio::select! {
+            served = serving => {
+                if let Err(e) = served {
+                    tracing::warn!("local Agones SDK server: {e}");
+                }
+            }
+            _ = stopped => {}
         }
     });
 }

@@ -110,6 +110,9 @@ pub(crate) struct Pump<S, R> {
     /// Streams finished during a graceful close, until the peer has
     /// acknowledged all they carried.
     acking: Vec<S>,
+    /// The connection is gone, and why: told to the session once what
+    /// arrived before is read.
+    lost: Option<crate::proto::DisconnectReason>,
 }
 
 impl<S, R> core::fmt::Debug for Pump<S, R> {
@@ -139,6 +142,7 @@ impl<S, R> Pump<S, R> {
             held: None,
             inputs_due: true,
             acking: Vec::new(),
+            lost: None,
         }
     }
 
@@ -169,24 +173,29 @@ impl<S, R> Pump<S, R> {
             // the last step left some: a step the application woke to send
             // skips it (every poll takes the transport's locks).
             let woke = t.take_input_wake() || self.inputs_due;
-            let mut lost = None;
             if !self.gone && woke {
-                lost = self.connection(now, cx, t, &mut session);
+                self.lost = self.connection(now, cx, t, &mut session);
             }
-            if self.connected && (!self.gone || lost.is_some()) && woke {
+            if self.connected && (!self.gone || self.lost.is_some()) && woke {
                 let (b, m) = self.inputs(now, cx, t, &mut session);
                 busy |= b;
                 moved |= m;
             }
-            if let Some(reason) = lost {
-                // What arrived before the close was read first: a server
-                // that drained before closing had it acknowledged.
+            if self.lost.is_some() {
+                // What arrived before the close is read first (a server
+                // that drained before closing had it acknowledged), as far
+                // as the inbound queue has room: the rest when the
+                // application makes room, which wakes this pump again.
                 let mut reads = 0;
                 while self.inputs_due && reads < FINAL_READS {
                     let _ = self.inputs(now, cx, t, &mut session);
                     reads += 1;
                 }
-                session.handle_connection_lost(now, reason);
+                if !self.inputs_due
+                    && let Some(reason) = self.lost.take()
+                {
+                    session.handle_connection_lost(now, reason);
+                }
             }
             if session.poll_timeout().is_some_and(|at| at <= now) {
                 session.handle_path_stats(now, t.path_stats());

@@ -72,40 +72,45 @@ impl Session {
         }
     }
 
-    /// The peer finished or reset `stream`. Closing a reliable channel's
-    /// stream while connected breaks exactly-once delivery: a violation.
+    /// The peer finished `stream`. A reliable-unordered message's stream
+    /// ends after its message; a reliable-ordered channel's stream ends
+    /// only when a server drains before it closes (`close_flushed`), after
+    /// a whole message. Any other end breaks exactly-once delivery: a
+    /// violation, found once the stream's bytes are parsed (they may wait
+    /// for room in the inbound queue first).
     pub fn handle_stream_finished(&mut self, now: Instant, stream: StreamId) {
         if self.state != State::Open || stream == StreamId::CONTROL {
             return;
         }
-        let kind = self
-            .in_streams
-            .get(&stream)
-            .and_then(|s| s.channel)
+        match self.in_streams.get_mut(&stream) {
+            Some(s) => s.finished = true,
+            None => {
+                return self.violation(&format_args!("stream {} closed by the peer", stream.0));
+            }
+        }
+        self.parse_streams(now);
+    }
+
+    /// A finished stream whose bytes are parsed as far as they go: whether
+    /// it ended where it may.
+    fn check_finished(&self, id: StreamId) -> Result<(), String> {
+        let Some(s) = self.in_streams.get(&id).filter(|s| s.finished) else {
+            return Ok(());
+        };
+        let kind = s
+            .channel
             .and_then(|c| self.config.protocol.channel(c))
             .map(|c| c.kind);
-        if kind == Some(ChannelKind::ReliableUnordered) {
-            // One message per stream: it ends when its message is read.
-            self.parse_streams(now);
-            if let Some(s) = self.in_streams.get_mut(&stream) {
-                s.finished = true;
-            }
-            self.drop_finished();
-        } else if kind == Some(ChannelKind::ReliableOrdered) && self.role == Role::Client {
-            // A server draining before it closes finishes each channel's
-            // stream after its last message (`close_flushed`): it must end
-            // on a whole message.
-            self.parse_streams(now);
-            let partial = self
-                .in_streams
-                .get(&stream)
-                .is_some_and(|s| s.frames.buffered() > 0);
-            if partial && self.state == State::Open {
-                self.violation(&format_args!("stream {} ended inside a message", stream.0));
-            }
-        } else {
-            self.violation(&format_args!("stream {} closed by the peer", stream.0));
+        if kind == Some(ChannelKind::ReliableOrdered) && self.role == Role::Server {
+            return Err(format!("stream {} closed by the peer", id.0));
         }
+        if s.frames.buffered() > 0 {
+            return Err(format!("stream {} ended inside a message", id.0));
+        }
+        if s.channel.is_none() {
+            return Err(format!("stream {} closed by the peer", id.0));
+        }
+        Ok(())
     }
 
     /// The peer reset `stream` (abandoned it with `code`). Zao never
@@ -122,10 +127,18 @@ impl Session {
         ));
     }
 
-    /// Forgets unordered streams that finished and were read to the end.
+    /// Forgets unordered streams that finished and were read to the end
+    /// (a finished ordered channel's stream stays: no second stream may
+    /// carry its channel).
     fn drop_finished(&mut self) {
-        self.in_streams
-            .retain(|_, s| !(s.finished && s.frames.buffered() == 0));
+        let protocol = &self.config.protocol;
+        self.in_streams.retain(|_, s| {
+            let unordered = s
+                .channel
+                .and_then(|c| protocol.channel(c))
+                .is_some_and(|c| c.kind == ChannelKind::ReliableUnordered);
+            !(unordered && s.finished && s.frames.buffered() == 0)
+        });
     }
 
     /// Whether the driver should read more of `stream` now: `false` while
@@ -490,17 +503,30 @@ impl Session {
             }
         }
         let ids: Vec<StreamId> = self.in_streams.keys().copied().collect();
+        let mut finished = false;
         for id in ids {
             while self.state == State::Open && self.inbound < self.config.limits.inbound_queue {
                 match self.next_frame(id) {
                     Ok(Some((channel, frame))) => self.reliable_frame(now, channel, frame),
-                    Ok(None) => break,
+                    // Everything the stream holds is parsed: if the peer
+                    // finished it, it must have ended where it may.
+                    Ok(None) => {
+                        if let Err(e) = self.check_finished(id) {
+                            self.violation(&e);
+                            return;
+                        }
+                        finished |= self.in_streams.get(&id).is_some_and(|s| s.finished);
+                        break;
+                    }
                     Err(e) => {
                         self.violation(&e);
                         return;
                     }
                 }
             }
+        }
+        if finished {
+            self.drop_finished();
         }
         if self.state == State::Open && self.inbound >= limit && !self.held_back {
             // Messages wait for the application: not the client's doing.

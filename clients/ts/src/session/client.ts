@@ -280,23 +280,18 @@ export class ClientSession {
     this.parseStreams(now);
   }
 
-  /** The server finished or reset `stream`. */
+  /**
+   * The server finished `stream`. A reliable-unordered message's stream ends
+   * after its message; a reliable-ordered channel's stream ends only when the
+   * server drains before it closes, after a whole message. Checked once the
+   * stream's bytes are parsed (they may wait for room in the inbound queue).
+   */
   handleStreamFinished(now: number, stream: number): void {
     if (this.state !== 'Open') return;
     const s = this.inStreams.get(stream);
-    const kind = s?.channel !== null && s?.channel !== undefined ? this.kindOf(s.channel) : undefined;
-    if (kind === 'ReliableUnordered' && s !== undefined) {
-      this.parseStreams(now);
-      s.finished = true;
-      if (s.frames.buffered() === 0) this.inStreams.delete(stream);
-    } else if (kind === 'ReliableOrdered' && s !== undefined) {
-      // A server draining before it closes finishes each channel's stream
-      // after its last message: it must end on a whole message.
-      this.parseStreams(now);
-      if (this.state === 'Open' && s.frames.buffered() > 0) this.violation(`stream ${stream} ended inside a message`);
-    } else {
-      this.violation(`stream ${stream} closed by the peer`);
-    }
+    if (s === undefined) return this.violation(`stream ${stream} closed by the peer`);
+    s.finished = true;
+    this.parseStreams(now);
   }
 
   /**
@@ -318,7 +313,10 @@ export class ClientSession {
         try {
           if (channel === null) {
             const header = s.frames.pollHeader();
-            if (header === null) break;
+            if (header === null) {
+              if (s.finished && s.frames.buffered() > 0) return this.violation(`stream ${id} ended inside its header`);
+              break;
+            }
             const kind = header <= 0xff ? this.kindOf(header) : undefined;
             if (kind === undefined || !isReliable(kind)) return this.violation(`stream header names no reliable channel: ${header}`);
             if (kind === 'ReliableOrdered' && [...this.inStreams.values()].some((o) => o !== s && o.channel === header)) {
@@ -328,14 +326,22 @@ export class ClientSession {
             channel = header;
           }
           const f = s.frames.pollFrame();
-          if (f === null) break;
+          if (f === null) {
+            // Everything the stream holds is parsed: if the server finished
+            // it, it must have ended on a whole message.
+            if (s.finished && s.frames.buffered() > 0) return this.violation(`stream ${id} ended inside a message`);
+            break;
+          }
           this.reliableFrame(now, channel, f);
         } catch (e) {
           if (e instanceof FrameError) return this.violation(`reliable stream: ${e.message}`);
           throw e;
         }
       }
-      if (s.finished && s.frames.buffered() === 0) this.inStreams.delete(id);
+      if (s.finished && s.channel === null && s.frames.buffered() === 0) return this.violation(`stream ${id} closed by the peer`);
+      // A finished ordered channel's stream stays: no second stream may carry its channel.
+      const unordered = s.channel !== null && this.kindOf(s.channel) === 'ReliableUnordered';
+      if (unordered && s.finished && s.frames.buffered() === 0) this.inStreams.delete(id);
     }
   }
 
