@@ -15,6 +15,10 @@
 // Bevy system parameters elide their lifetimes by convention.
 #![allow(elided_lifetimes_in_paths)]
 
+#[cfg(feature = "fleet")]
+#[path = "fleet/mod.rs"]
+mod fleet;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
