@@ -291,13 +291,12 @@ fn the_lifecycle_runs_in_order_against_the_agones_sdk() {
     world.commands().drain_zao_server();
     world.flush();
 
-    let mut all_at = None;
+    // Every message reaches the player even though the server shuts down
+    // (a plain close loses them: this test fails with one). What the
+    // server waits for is the player's QUIC acknowledgements, which come
+    // before the player's App reads the messages: so the test checks
+    // delivery and the SDK's order, not which App saw what first.
     let over = run_until(&mut [&mut server, &mut player], LIMIT, |apps| {
-        let got = collected::<FromServer<Chat>>(apps[1]).len()
-            + collected::<FromServer<Reward>>(apps[1]).len();
-        if got == 2 * QUEUED as usize && all_at.is_none() {
-            all_at = Some(Instant::now());
-        }
         !collected::<AppExit>(apps[0]).is_empty() && !collected::<Disconnected>(apps[1]).is_empty()
     });
     assert!(over, "the drain ended and the App exits");
@@ -358,16 +357,6 @@ fn the_lifecycle_runs_in_order_against_the_agones_sdk() {
         calls[shutdown + 1..].iter().all(|c| *c == SdkCall::Health),
         "nothing but health after Shutdown: {calls:?}"
     );
-    let shutdown_at = sdk
-        .timed_calls()
-        .into_iter()
-        .find(|(_, c)| *c == SdkCall::Shutdown)
-        .map(|(at, _)| at)
-        .unwrap();
-    assert!(
-        all_at.is_some_and(|at| at <= shutdown_at),
-        "Shutdown came after the player had every message"
-    );
     assert!(sdk.list("players").is_empty());
     assert_eq!(sdk.state(), "Shutdown");
     server.update();
@@ -404,7 +393,9 @@ fn a_frozen_game_loop_stops_the_health_reports_while_the_network_runs_on() {
         "health while the loop ticks: {ticking} in 1 s at 50 ms"
     );
 
-    // The game loop hangs; the server's network threads do not.
+    // The game loop hangs; the server's network threads do not. Reports
+    // the loop queued before it hung reach the SDK server first.
+    std::thread::sleep(Duration::from_millis(300));
     let frozen_at = sdk.health_pings();
     std::thread::sleep(Duration::from_millis(1500));
     let frozen = sdk.health_pings() - frozen_at;
@@ -416,13 +407,13 @@ fn a_frozen_game_loop_stops_the_health_reports_while_the_network_runs_on() {
     let resumed_at = sdk.health_pings();
     run_until(
         &mut [&mut server, &mut player],
-        Duration::from_millis(500),
+        Duration::from_secs(1),
         |_| false,
     );
     let resumed = sdk.health_pings() - resumed_at;
     assert!(
         resumed >= 3,
-        "health again once the loop ticks: {resumed} in 0.5 s"
+        "health again once the loop ticks: {resumed} in 1 s"
     );
     // The network threads kept the connection alive through the freeze.
     assert!(
