@@ -31,7 +31,7 @@ use std::time::Instant;
 use bevy_app::{App, AppExit, Last, Plugin};
 use bevy_ecs::prelude::*;
 use bevy_state::app::AppExtStates;
-use bevy_state::prelude::{NextState, State, States};
+use bevy_state::prelude::{NextState, State};
 
 use super::lifecycle::ZaoCommandsExt;
 use super::messages::{ClientConnected, ClientDisconnected};
@@ -42,33 +42,9 @@ use crate::fleet::{
 };
 use crate::proto::ClientId;
 
-/// Where the server stands in its fleet ([`FleetPhase`] as a Bevy state).
-#[derive(States, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ZaoFleetState {
-    /// The server is not running yet.
-    #[default]
-    Starting,
-    /// Ready, not allocated: no player is admitted.
-    Ready,
-    /// Allocated: players are admitted.
-    Allocated,
-    /// Draining: no new players, the connected ones get what is queued.
-    Draining,
-    /// The fleet was told to shut the server down.
-    ShutDown,
-}
-
-impl From<FleetPhase> for ZaoFleetState {
-    fn from(phase: FleetPhase) -> Self {
-        match phase {
-            FleetPhase::Starting => Self::Starting,
-            FleetPhase::Ready => Self::Ready,
-            FleetPhase::Allocated => Self::Allocated,
-            FleetPhase::Draining => Self::Draining,
-            FleetPhase::ShutDown => Self::ShutDown,
-        }
-    }
-}
+/// Where the server stands in its fleet, as a Bevy state: the
+/// [`FleetPhase`] itself.
+pub type ZaoFleetState = FleetPhase;
 
 /// The fleet was told the server is ready.
 #[derive(Message, Clone, Debug)]
@@ -345,7 +321,7 @@ fn tick(
             }
         }
         if let Some(state) = state.as_mut() {
-            state.set(fleet.phase().into());
+            state.set(fleet.phase());
         }
     }
 }

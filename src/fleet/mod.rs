@@ -147,8 +147,10 @@ impl Default for FleetSettings {
     }
 }
 
-/// Where the server stands in its fleet.
+/// Where the server stands in its fleet; in a Bevy App, also its state
+/// (`zao::bevy::ZaoFleetState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "bevy", derive(bevy_state::state::States))]
 pub enum FleetPhase {
     /// Not yet ready: the server is not running.
     #[default]

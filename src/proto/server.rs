@@ -474,12 +474,7 @@ impl ServerCore {
     /// connection is gone.
     pub fn drain(&self, reason: &str, deadline: Instant) {
         self.set_draining(true);
-        let cells: Vec<Arc<SessionCell>> = lock(&self.shared.state)
-            .clients
-            .values()
-            .map(|c| c.cell.clone())
-            .collect();
-        for cell in cells {
+        for cell in self.cells() {
             cell.lock()
                 .close_flushed(CloseCode::Normal, reason, deadline);
             cell.wake();
@@ -827,15 +822,19 @@ impl ServerCore {
         self.histories.capacity = Some(snapshots.max(1));
     }
 
-    /// Sends the unreliable messages packed so far. Call once per tick,
-    /// after the tick's sends.
-    pub fn flush(&self) {
-        let cells: Vec<Arc<SessionCell>> = lock(&self.shared.state)
+    /// Every connected client's session, taken out of the state lock.
+    fn cells(&self) -> Vec<Arc<SessionCell>> {
+        lock(&self.shared.state)
             .clients
             .values()
             .map(|c| c.cell.clone())
-            .collect();
-        for cell in cells {
+            .collect()
+    }
+
+    /// Sends the unreliable messages packed so far. Call once per tick,
+    /// after the tick's sends.
+    pub fn flush(&self) {
+        for cell in self.cells() {
             if cell.lock().flush() {
                 cell.wake();
             }
@@ -856,12 +855,7 @@ impl ServerCore {
 
     /// Closes every connection (the backend carries the closes out).
     pub(crate) fn close_all(&self, reason: &str) {
-        let cells: Vec<Arc<SessionCell>> = lock(&self.shared.state)
-            .clients
-            .values()
-            .map(|c| c.cell.clone())
-            .collect();
-        for cell in cells {
+        for cell in self.cells() {
             cell.lock().close(CloseCode::Normal, reason);
             cell.wake();
         }
